@@ -1,0 +1,945 @@
+"""The game of Basilica as a pure state machine (RULES.md §4-§8).
+
+:class:`Game` holds the whole state.  Whoever must decide now is
+``game.to_move``; ``game.legal_actions()`` lists every legal decision, of
+the player on turn or of the opponent (paid orders, the CONFUSE paid choice,
+Jester colours); ``game.apply(action)`` carries one out.  An illegal action
+raises :class:`IllegalAction` and leaves the state as it was, because every
+action is checked against the legal list before anything is touched.
+
+Nothing here reads a clock, a file or the environment, and the only chance
+comes from the seed through :mod:`.rng`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from itertools import product
+from typing import Any
+
+import msgpack
+
+from . import actions as A
+from .actions import Action
+from .cells import WIDTH, cell_sort_key, format_cell, neighbours, row_of
+from .components import (
+    ALL_COLORS,
+    COLOR_LETTER,
+    JESTER,
+    NO_RANK,
+    RANK_NAME,
+    Order,
+    Ruleset,
+    colors_of,
+)
+from .errors import EngineError, IllegalAction
+from .manifest import Manifest, TileSpec
+from .rng import FESTUM_REMOVAL, SHUFFLE, SeedStream, first_player, reshuffle_label, shuffled
+from .scoring import ScoringResult, score_cathedral, totals
+
+_new = tuple.__new__  # builds an Action without the Python-level NamedTuple __new__
+
+# What kind of decision is pending.
+MAIN = "main"  # the player on turn chooses one of their three actions
+AFTER_REDEAL = "after-redeal"  # D8: the same PLACE VAULT action goes on with new tiles
+SECOND_SCAFFOLD = "second-scaffold"
+SECOND_ALTAR = "second-altar"
+PAID = "paid"  # D27: the opponent may pay for the paid option of PROMOTE/RECRUIT
+CONFUSE_PAY = "confuse-pay"  # D20: the opponent may pay to choose the CONFUSE move
+CONFUSE_MOVE = "confuse-move"
+JESTER_COLORS = "jester"  # D24
+
+END_THIRD_SCORING = "third-scoring"
+END_STACK = "stack"
+
+
+@dataclass(frozen=True)
+class Options:
+    """What both players agree on before the shuffle."""
+
+    ruleset: Ruleset = Ruleset.PORTAL2022
+    festum: bool = False
+    festum_removal: bool = False  # the optional removal of 6 random tiles
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.ruleset, Ruleset):
+            object.__setattr__(self, "ruleset", Ruleset(self.ruleset))
+        if self.festum and self.ruleset is Ruleset.CLASSIC:
+            raise EngineError("the festum expansion needs the portal2022 ruleset")
+        if self.festum_removal and not self.festum:
+            raise EngineError("removing 6 tiles is a rule of the festum expansion")
+
+
+@dataclass(frozen=True, slots=True)
+class Pending:
+    kind: str
+    player: int
+    order: Order | None = None  # PAID: whose paid option
+    rank: int = NO_RANK  # PAID after PROMOTE: the rank the active player gave
+    paid: bool = False  # CONFUSE_MOVE: the opponent paid to choose
+
+
+@dataclass(frozen=True, slots=True)
+class Event:
+    """Something the rules did by themselves, for logs and replays."""
+
+    kind: str  # "redeal", "reshuffle", "scoring", "no-action", "game-over"
+    detail: str = ""
+
+
+class _StackOut(Exception):
+    """A draw was needed from the second, empty stack: the game ends now (D25)."""
+
+
+@dataclass
+class _Setup:
+    manifest: Manifest
+    options: Options
+    seed: bytes
+    specs: dict[int, TileSpec] = field(default_factory=dict)
+    crown_spaces: frozenset[int] = frozenset()
+    ranks: tuple[int, ...] = ()
+
+
+class Game:
+    """The whole state of one game.  Mutable; ``clone()`` is cheap."""
+
+    __slots__ = (
+        "setup", "specs", "vaults", "scaffold", "builders", "glass", "altars",
+        "stack", "discard", "discard_up", "out", "orders", "market", "in_hand",
+        "reshuffles", "pawn", "scorings", "scores", "coins", "supply", "tokens",
+        "altar_supply", "active", "actions", "last_placed", "turn", "pending",
+        "jester_choices", "scoring_space", "over", "end_reason", "history",
+        "scoring_log", "events", "_legal", "_undo", "_cleanup_refill",
+    )
+
+    # --- construction ------------------------------------------------------
+
+    @classmethod
+    def new(cls, manifest: Manifest, options: Options, seed: bytes) -> Game:
+        """Set up a game (RULES.md §4) from a 32-byte seed."""
+        if not isinstance(seed, bytes) or len(seed) != 32:
+            raise EngineError("a game seed is exactly 32 bytes")
+        setup = _Setup(manifest, options, seed)
+        tiles = list(manifest.tiles) + (list(manifest.festum_tiles) if options.festum else [])
+        setup.specs = {t.id: t for t in tiles}
+        setup.crown_spaces = frozenset(manifest.crown_spaces)
+        setup.ranks = options.ruleset.ranks
+        ids = sorted(setup.specs)
+        order = shuffled(ids, seed, SHUFFLE)  # order[0] is the top of the stack
+        out: list[int] = []
+        if options.festum_removal:
+            stream = SeedStream(seed, FESTUM_REMOVAL)
+            for _ in range(6):
+                out.append(order.pop(stream.below(len(order))))
+        if len(order) < 6:
+            raise EngineError("the manifest has too few tiles to deal the market")
+        g = cls.__new__(cls)
+        g.setup = setup
+        g.specs = setup.specs
+        g.vaults = {}
+        g.scaffold = set()
+        g.builders = {}
+        g.glass = set()
+        g.altars = set()
+        g.stack = order[::-1]  # internally the top is the end of the list
+        g.discard = []
+        g.discard_up = set()
+        g.out = sorted(out)
+        g.orders = [None, None, None]
+        g.market = [None, None, None]
+        g.in_hand = None
+        g.reshuffles = 0
+        g.pawn = 0
+        g.scorings = 0
+        g.scores = [0, 0]
+        g.coins = [manifest.coins, manifest.coins]
+        g.supply = [manifest.builders, manifest.builders]
+        g.tokens = [manifest.promotion_tokens, manifest.promotion_tokens]
+        g.altar_supply = manifest.altar_tokens if options.festum else 0
+        g.active = first_player(seed)  # D6
+        g.actions = 0
+        g.last_placed = -1
+        g.turn = 1
+        g.pending = Pending(MAIN, g.active)
+        g.jester_choices = {}
+        g.scoring_space = 0
+        g.over = False
+        g.end_reason = ""
+        g.history = []
+        g.scoring_log = []
+        g.events = []
+        g._legal = None
+        g._undo = []
+        g._cleanup_refill = False
+        try:
+            for k in range(3):
+                g.orders[k] = g._draw()
+            for k in range(3):
+                g.market[k] = g._draw()
+        except _StackOut:  # pragma: no cover - guarded by the size check above
+            raise EngineError("the manifest has too few tiles to deal the market") from None
+        return g
+
+    def clone(self) -> Game:
+        """An independent copy (without the push/pop history)."""
+        g = Game.__new__(Game)
+        g.setup = self.setup
+        g.specs = self.specs
+        g.vaults = self.vaults.copy()
+        g.scaffold = self.scaffold.copy()
+        g.builders = self.builders.copy()
+        g.glass = self.glass.copy()
+        g.altars = self.altars.copy()
+        g.stack = self.stack.copy()
+        g.discard = self.discard.copy()
+        g.discard_up = self.discard_up.copy()
+        g.out = self.out
+        g.orders = self.orders.copy()
+        g.market = self.market.copy()
+        g.in_hand = self.in_hand
+        g.reshuffles = self.reshuffles
+        g.pawn = self.pawn
+        g.scorings = self.scorings
+        g.scores = self.scores.copy()
+        g.coins = self.coins.copy()
+        g.supply = self.supply.copy()
+        g.tokens = self.tokens.copy()
+        g.altar_supply = self.altar_supply
+        g.active = self.active
+        g.actions = self.actions
+        g.last_placed = self.last_placed
+        g.turn = self.turn
+        g.pending = self.pending
+        g.jester_choices = self.jester_choices.copy()
+        g.scoring_space = self.scoring_space
+        g.over = self.over
+        g.end_reason = self.end_reason
+        g.history = self.history.copy()
+        g.scoring_log = self.scoring_log.copy()
+        g.events = self.events.copy()
+        g._legal = self._legal
+        g._undo = []
+        g._cleanup_refill = False
+        return g
+
+    # --- read-only views ---------------------------------------------------
+
+    @property
+    def manifest(self) -> Manifest:
+        return self.setup.manifest
+
+    @property
+    def options(self) -> Options:
+        return self.setup.options
+
+    @property
+    def seed(self) -> bytes:
+        return self.setup.seed
+
+    @property
+    def to_move(self) -> int | None:
+        """The player (0 or 1) who must decide now; None once the game is over."""
+        return None if self.over else self.pending.player
+
+    def result(self) -> tuple[int, int] | None:
+        """Final scores once the game is over."""
+        return (self.scores[0], self.scores[1]) if self.over else None
+
+    def winner(self) -> int | None:
+        """0 or 1, or None on a shared victory (or while the game goes on)."""
+        if not self.over or self.scores[0] == self.scores[1]:
+            return None
+        return 0 if self.scores[0] > self.scores[1] else 1
+
+    def spec(self, tile: int) -> TileSpec:
+        return self.specs[tile]
+
+    # --- legal actions -----------------------------------------------------
+
+    def legal_actions(self) -> list[Action]:
+        """Every legal decision of ``to_move`` now, in a fixed order (empty when over)."""
+        if self._legal is None:
+            self._legal = self._generate()
+        return list(self._legal)
+
+    def is_legal(self, action: Action) -> bool:
+        if self._legal is None:
+            self._legal = self._generate()
+        return action in self._legal
+
+    def _generate(self) -> tuple[Action, ...]:
+        if self.over:
+            return ()
+        pend = self.pending
+        kind = pend.kind
+        if kind == MAIN:
+            acts = self._vault_actions()
+            if not acts:
+                acts.append(A.REDEAL_ACTION)  # D8
+            lp = self.last_placed
+            if lp >= 0 and self.supply[pend.player] > 0 and lp not in self.builders:
+                acts.append(_new(Action, (A.BUILDER, 0, lp, -1, 0, ())))
+            for k in range(3):
+                self._order_actions(k + 1, acts)
+            if not acts:  # pragma: no cover - D7: cannot happen under these rules
+                acts.append(A.NONE_ACTION)
+            return tuple(acts)
+        if kind == AFTER_REDEAL:
+            return tuple(self._vault_actions())
+        if kind == SECOND_SCAFFOLD:
+            return tuple(_new(Action, (A.PLACE, 0, c, -1, 0, ())) for c in self._frontier())
+        if kind == SECOND_ALTAR:
+            return tuple(
+                _new(Action, (A.PLACE, 0, c, -1, 0, ())) for c in sorted(self.vaults) if c not in self.altars
+            )
+        if kind == PAID:
+            return (A.DECLINE_ACTION, *self._paid_options(pend.player, pend.order, pend.rank))
+        if kind == CONFUSE_PAY:
+            return (A.DECLINE_ACTION, A.PAY_ACTION)
+        if kind == CONFUSE_MOVE:
+            victim = 1 - self.active
+            return tuple(_new(Action, (A.SHIFT, 0, s, d, 0, ())) for s, d in self._confuse_moves(victim))
+        if kind == JESTER_COLORS:
+            return tuple(self._jester_options(pend.player))
+        raise AssertionError(kind)  # pragma: no cover
+
+    def _frontier(self) -> list[int]:
+        """Empty cells a vault or scaffolding may go on: row 1, or next to a tile."""
+        vaults = self.vaults
+        scaffold = self.scaffold
+        cand = {0, 1, 2, 3, 4}
+        for c in vaults:
+            cand.update(neighbours(c))
+        for c in scaffold:
+            cand.update(neighbours(c))
+        return sorted(c for c in cand if c not in vaults and c not in scaffold)
+
+    def _touches_wild(self, c: int) -> bool:
+        vaults = self.vaults
+        specs = self.specs
+        for n in neighbours(c):
+            t = vaults.get(n)
+            if t is not None and specs[t].wild:
+                return True
+        return False
+
+    def _vault_actions(self) -> list[Action]:
+        frontier = self._frontier()
+        wild_ok: list[int] | None = None
+        acts: list[Action] = []
+        for k in range(3):
+            tile = self.market[k]
+            if tile is None:  # pragma: no cover - the market is always full between actions
+                continue
+            if self.specs[tile].wild:
+                if wild_ok is None:
+                    wild_ok = [c for c in frontier if not self._touches_wild(c)]
+                cells = wild_ok
+            else:
+                cells = frontier
+            space = k + 1
+            acts.extend(_new(Action, (A.VAULT, space, c, -1, 0, ())) for c in cells)
+        return acts
+
+    def _own_builders(self, p: int) -> list[tuple[int, int]]:
+        return sorted((c, r) for c, (q, r) in self.builders.items() if q == p)
+
+    def _order_actions(self, space: int, acts: list[Action]) -> None:
+        """Append every way to execute the order in ``space`` (D9: only if it can act)."""
+        tile = self.orders[space - 1]
+        if tile is None:  # pragma: no cover
+            return
+        order = self.specs[tile].order
+        p = self.active
+        vaults = self.vaults
+        builders = self.builders
+        O = A.ORDER
+        if order is Order.PROMOTE:
+            if self.tokens[p] > 0:
+                for c, r in self._own_builders(p):
+                    for rank in self.setup.ranks:
+                        if rank != r:  # D16: re-promoting must change the rank
+                            acts.append(_new(Action, (O, space, c, -1, rank, ())))
+        elif order is Order.MOVE:
+            for c, _ in self._own_builders(p):
+                for n in sorted(neighbours(c)):
+                    if n in vaults and n not in builders:
+                        acts.append(_new(Action, (O, space, c, n, 0, ())))
+        elif order is Order.RECRUIT:
+            if self.supply[p] > 0:
+                for c in sorted(vaults):
+                    if c not in builders:
+                        acts.append(_new(Action, (O, space, c, -1, 0, ())))
+        elif order is Order.CONFUSE:
+            for c, _ in self._own_builders(p):
+                if self._confuse_moves(1 - p, freed=c):
+                    acts.append(_new(Action, (O, space, c, -1, 0, ())))
+        elif order is Order.STAINED_GLASS:
+            for c, _ in self._own_builders(p):
+                if c not in self.glass:
+                    acts.append(_new(Action, (O, space, c, -1, 0, ())))
+        elif order is Order.SCAFFOLDING:
+            for c in self._frontier():
+                acts.append(_new(Action, (O, space, c, -1, 0, ())))
+        elif order is Order.DISASTER:
+            for c in sorted(vaults):
+                if c not in builders and c not in self.altars:
+                    acts.append(_new(Action, (O, space, c, -1, 0, ())))
+        elif order is Order.ALTAR:
+            if self.altar_supply > 0:
+                for c in sorted(vaults):
+                    if c not in self.altars:
+                        acts.append(_new(Action, (O, space, c, -1, 0, ())))
+
+    def _confuse_moves(self, victim: int, freed: int = -1) -> list[tuple[int, int]]:
+        """Moves of ``victim``'s builders not on an altar to an adjacent free vault (D20).
+
+        ``freed`` is a cell whose builder is about to be removed, so it counts as free.
+        """
+        vaults = self.vaults
+        builders = self.builders
+        out = []
+        for c, _ in self._own_builders(victim):
+            if c in self.altars:
+                continue
+            for n in sorted(neighbours(c)):
+                if n in vaults and (n not in builders or n == freed):
+                    out.append((c, n))
+        return out
+
+    def _paid_options(self, opp: int, order: Order | None, given_rank: int) -> list[Action]:
+        """The paid effects open to ``opp`` after the main effect (D27, D22)."""
+        out: list[Action] = []
+        if self.coins[opp] <= 0:
+            return out
+        if order is Order.RECRUIT:
+            if self.supply[opp] > 0:
+                cells = set()
+                for c, _ in self._own_builders(opp):
+                    for n in neighbours(c):
+                        if n in self.vaults and n not in self.builders:
+                            cells.add(n)
+                out.extend(_new(Action, (A.PAY, 0, c, -1, 0, ())) for c in sorted(cells))
+        elif order is Order.PROMOTE:
+            if self.tokens[opp] > 0:
+                for c, r in self._own_builders(opp):
+                    for rank in self.setup.ranks:
+                        if rank != given_rank and rank != r:
+                            out.append(_new(Action, (A.PAY, 0, c, -1, rank, ())))
+        return out
+
+    def _jester_options(self, p: int) -> Iterator[Action]:
+        """Every assignment of one extra colour to each of ``p``'s Jesters (D24)."""
+        cells = [c for c, r in self._own_builders(p) if r == JESTER]
+        choices = [[col for col in ALL_COLORS if not self.specs[self.vaults[c]].colors & col] for c in cells]
+        for combo in product(*choices):
+            yield _new(Action, (A.JESTER, 0, -1, -1, 0, tuple(zip(cells, combo))))
+
+    # --- applying actions --------------------------------------------------
+
+    def apply(self, action: Action) -> list[Event]:
+        """Carry out one legal action; return the events it set off.
+
+        Raises :class:`IllegalAction` (state unchanged) if it is not legal now.
+        """
+        if self.over:
+            raise IllegalAction("§8", "the game is over")
+        if self._legal is None:
+            self._legal = self._generate()
+        if action not in self._legal:
+            raise self._explain(action)
+        self._legal = None
+        self.history.append(action)
+        mark = len(self.events)
+        try:
+            self._dispatch(action)
+        except _StackOut:
+            self._stack_out()
+        return self.events[mark:]
+
+    def push(self, action: Action) -> list[Event]:
+        """Like :meth:`apply`, remembering the state so that :meth:`pop` can undo it."""
+        snapshot = self.clone()
+        events = self.apply(action)
+        self._undo.append(snapshot)
+        return events
+
+    def pop(self) -> Action:
+        """Undo the last :meth:`push`; returns the action undone."""
+        if not self._undo:
+            raise IndexError("pop from a game with no pushed action")
+        snapshot = self._undo.pop()
+        action = self.history[-1]
+        undo = self._undo
+        for name in Game.__slots__:
+            if name != "_undo":
+                setattr(self, name, getattr(snapshot, name))
+        self._undo = undo
+        return action
+
+    def _dispatch(self, a: Action) -> None:
+        kind = self.pending.kind
+        if kind in (MAIN, AFTER_REDEAL):
+            self.last_placed, placed = -1, self.last_placed
+            if a.kind == A.VAULT:
+                self._place_vault(a.space, a.cell)
+            elif a.kind == A.REDEAL:
+                self._redeal()
+            elif a.kind == A.BUILDER:
+                self.builders[placed] = (self.active, NO_RANK)
+                self.supply[self.active] -= 1
+                self._action_done()
+            elif a.kind == A.ORDER:
+                self._take_order(a)
+            else:  # NONE, D7
+                self.events.append(Event("no-action", f"player {self.active + 1} had no legal action"))
+                self._end_turn()
+        elif kind == SECOND_SCAFFOLD:
+            self.scaffold.add(a.cell)
+            self._finish_order()
+        elif kind == SECOND_ALTAR:
+            self.altars.add(a.cell)
+            self.altar_supply -= 1
+            self._finish_order()
+        elif kind == PAID:
+            if a.kind == A.PAY:
+                opp = self.pending.player
+                self._pay(opp)
+                if self.pending.order is Order.RECRUIT:
+                    self.builders[a.cell] = (opp, NO_RANK)
+                    self.supply[opp] -= 1
+                else:
+                    self._promote(opp, a.cell, a.rank)
+            self._finish_order()
+        elif kind == CONFUSE_PAY:
+            paid = a.kind == A.PAY
+            if paid:
+                self._pay(self.pending.player)
+            chooser = self.pending.player if paid else self.active
+            self.pending = Pending(CONFUSE_MOVE, chooser, paid=paid)
+        elif kind == CONFUSE_MOVE:
+            self.builders[a.dest] = self.builders.pop(a.cell)
+            self._finish_order()
+        elif kind == JESTER_COLORS:
+            self.jester_choices[self.pending.player] = a.colors
+            nxt = self._next_jester_owner()
+            if nxt is None:
+                self._score()
+            else:
+                self.pending = Pending(JESTER_COLORS, nxt)
+        else:  # pragma: no cover
+            raise AssertionError(kind)
+
+    def _pay(self, payer: int) -> None:
+        # D27: the coin goes to the active player, who cannot refuse it.
+        self.coins[payer] -= 1
+        self.coins[1 - payer] += 1
+
+    def _promote(self, p: int, c: int, rank: int) -> None:
+        old = self.builders[c][1]
+        if old != NO_RANK:
+            self.tokens[p] += 1  # D16: the old token goes home
+        self.tokens[p] -= 1
+        self.builders[c] = (p, rank)
+
+    def _place_vault(self, space: int, c: int) -> None:
+        tile = self.market[space - 1]
+        assert tile is not None
+        self.market[space - 1] = None
+        self.vaults[c] = tile
+        self.actions += 1
+        self.last_placed = c
+        self.pending = Pending(MAIN, self.active)
+        if self.specs[tile].crown:
+            self.pawn += 1
+            if self.pawn in self.setup.crown_spaces:
+                self.last_placed = -1  # a scoring ended the turn: no builder can follow (D19)
+                self.scoring_space = space
+                self._begin_scoring()
+                return
+        self._refill_vault_space(space)
+        self._next_action()
+
+    def _refill_vault_space(self, space: int) -> None:
+        # The order tile above is flipped down, then a new order is drawn.
+        self.market[space - 1] = self.orders[space - 1]
+        self.orders[space - 1] = None
+        self.orders[space - 1] = self._draw()
+
+    def _redeal(self) -> None:
+        """D8: no vault tile fits; discard V1-V3 and deal new ones while nothing fits."""
+        while True:
+            for k in range(3):
+                tile = self.market[k]
+                if tile is not None:
+                    self._discard(tile, vault_up=True)
+                    self.market[k] = None
+            for k in range(3):
+                self.market[k] = self._draw()
+            self.events.append(Event("redeal", "no vault tile fitted: V1-V3 were redealt (D8)"))
+            if self._vault_actions():
+                break
+        self.pending = Pending(AFTER_REDEAL, self.active)
+
+    def _take_order(self, a: Action) -> None:
+        space = a.space
+        tile = self.orders[space - 1]
+        assert tile is not None
+        self.orders[space - 1] = None
+        self.in_hand = (tile, space)
+        order = self.specs[tile].order
+        p = self.active
+        opp = 1 - p
+        c = a.cell
+        if order is Order.PROMOTE:
+            self._promote(p, c, a.rank)
+            if self._paid_options(opp, order, a.rank):
+                self.pending = Pending(PAID, opp, order, a.rank)
+                return
+        elif order is Order.MOVE:
+            self.builders[a.dest] = self.builders.pop(c)
+        elif order is Order.RECRUIT:
+            self.builders[c] = (p, NO_RANK)
+            self.supply[p] -= 1
+            if self._paid_options(opp, order, NO_RANK):
+                self.pending = Pending(PAID, opp, order)
+                return
+        elif order is Order.CONFUSE:
+            self._send_home(c)
+            if self.coins[opp] > 0:
+                self.pending = Pending(CONFUSE_PAY, opp)
+            else:
+                self.pending = Pending(CONFUSE_MOVE, p)
+            return
+        elif order is Order.STAINED_GLASS:
+            self.glass.add(c)
+        elif order is Order.SCAFFOLDING:
+            self.scaffold.add(c)
+            if self._frontier():
+                self.pending = Pending(SECOND_SCAFFOLD, p)
+                return
+        elif order is Order.DISASTER:
+            tile_gone = self.vaults.pop(c)
+            self.glass.discard(c)
+            self._discard(tile_gone, vault_up=True)
+        elif order is Order.ALTAR:
+            self.altars.add(c)
+            self.altar_supply -= 1
+            if self.altar_supply > 0 and any(v not in self.altars for v in self.vaults):
+                self.pending = Pending(SECOND_ALTAR, p)
+                return
+        self._finish_order()
+
+    def _send_home(self, c: int) -> None:
+        p, rank = self.builders.pop(c)
+        self.supply[p] += 1
+        if rank != NO_RANK:
+            self.tokens[p] += 1
+
+    def _finish_order(self) -> None:
+        """D10: after the effect (and any paid order) discard the order, then refill."""
+        assert self.in_hand is not None
+        tile, space = self.in_hand
+        self.in_hand = None
+        self._discard(tile, vault_up=False)
+        self.actions += 1
+        self.pending = Pending(MAIN, self.active)
+        self.orders[space - 1] = self._draw()
+        self._next_action()
+
+    def _action_done(self) -> None:
+        self.actions += 1
+        self.pending = Pending(MAIN, self.active)
+        self._next_action()
+
+    def _next_action(self) -> None:
+        if self.actions >= 3:
+            self._end_turn()
+
+    def _end_turn(self) -> None:
+        self.active ^= 1
+        self.actions = 0
+        self.last_placed = -1
+        self.turn += 1
+        self.pending = Pending(MAIN, self.active)
+
+    # --- the stack ---------------------------------------------------------
+
+    def _discard(self, tile: int, vault_up: bool) -> None:
+        self.discard.append(tile)
+        if vault_up:
+            self.discard_up.add(tile)
+
+    def _draw(self) -> int:
+        if not self.stack:
+            raise _StackOut()
+        tile = self.stack.pop()
+        if not self.stack and self.reshuffles == 0:
+            # D11: the moment the last tile is drawn for the first time.
+            self.reshuffles = 1
+            pile = sorted(self.discard)
+            self.stack = shuffled(pile, self.setup.seed, reshuffle_label(1))[::-1]
+            self.discard = []
+            self.discard_up = set()
+            self.events.append(Event("reshuffle", f"the stack ran out: {len(pile)} discarded tiles reshuffled (D11)"))
+        return tile
+
+    def _stack_out(self) -> None:
+        """D25/D26: the second stack is empty and a draw was needed."""
+        self.events.append(Event("stack-out", "the stack ran out a second time: the game ends (D25)"))
+        self.end_reason = END_STACK
+        if self._cleanup_refill:
+            # D26: after a clean-up every builder is home, so no scoring follows.
+            self._cleanup_refill = False
+            self._game_over()
+            return
+        self.scoring_space = 0
+        self._begin_scoring()
+
+    # --- scoring -----------------------------------------------------------
+
+    def _jester_owners(self) -> list[int]:
+        owners = {p for p, r in self.builders.values() if r == JESTER}
+        # The player on turn chooses first; with both, the choices are secret (D24).
+        return [p for p in (self.active, 1 - self.active) if p in owners]
+
+    def _next_jester_owner(self) -> int | None:
+        for p in self._jester_owners():
+            if p not in self.jester_choices:
+                return p
+        return None
+
+    def _begin_scoring(self) -> None:
+        self.jester_choices = {}
+        nxt = self._next_jester_owner()
+        if nxt is not None:
+            self.pending = Pending(JESTER_COLORS, nxt)
+            return
+        self._score()
+
+    def current_areas(self, jester: dict[int, int] | None = None) -> ScoringResult:
+        """Score the cathedral as it stands (with the given Jester colours)."""
+        printed = {c: self.specs[t].colors for c, t in self.vaults.items()}
+        colors = printed
+        if jester:
+            colors = dict(printed)
+            for c, col in jester.items():
+                colors[c] |= col
+        areas = score_cathedral(colors, printed, self.builders, self.glass, self.altars)
+        return ScoringResult(areas, totals(areas), tuple(sorted((jester or {}).items())))
+
+    def _score(self) -> None:
+        jester = {c: col for choice in self.jester_choices.values() for c, col in choice}
+        self.jester_choices = {}
+        result = self.current_areas(jester)
+        self.scores[0] += result.points[0]
+        self.scores[1] += result.points[1]
+        self.scorings += 1
+        self.scoring_log.append(result)
+        self.events.append(Event("scoring", f"scoring {self.scorings}: +{result.points[0]} / +{result.points[1]}"))
+        if self.end_reason == END_STACK or self.scorings >= len(self.setup.crown_spaces):
+            if not self.end_reason:
+                self.end_reason = END_THIRD_SCORING
+            self._game_over()  # D26: no clean-up, no refill
+            return
+        scorer = self.active
+        self._clean_up()
+        self._cleanup_refill = True  # read by _stack_out if this refill empties the stack (D26)
+        self._refill_vault_space(self.scoring_space)
+        self._cleanup_refill = False
+        # D21.4: the opponent of the player whose turn set off the scoring plays next.
+        self.active = scorer
+        self._end_turn()
+
+    def _clean_up(self) -> None:
+        """D21 steps 1-3."""
+        for p, rank in self.builders.values():
+            self.supply[p] += 1
+            if rank != NO_RANK:
+                self.tokens[p] += 1
+        self.builders = {}
+        self.scaffold = set()
+        for c in sorted(self.vaults):
+            if c < 2 * WIDTH:  # rows 1 and 2
+                self._discard(self.vaults.pop(c), vault_up=True)
+                self.glass.discard(c)
+                if c in self.altars:
+                    self.altars.discard(c)
+                    self.altar_supply += 1  # D23
+        if self.vaults:
+            shift = min(self.vaults) // WIDTH * WIDTH  # D15: nearest row becomes row 1
+            if shift:
+                self.vaults = {c - shift: t for c, t in self.vaults.items()}
+                self.glass = {c - shift for c in self.glass}
+                self.altars = {c - shift for c in self.altars}
+
+    def _game_over(self) -> None:
+        self.over = True
+        self._legal = ()
+        self.events.append(Event("game-over", f"{self.end_reason}: {self.scores[0]} - {self.scores[1]}"))
+
+    # --- errors ------------------------------------------------------------
+
+    def _explain(self, a: Action) -> IllegalAction:
+        """Name the rule an illegal action breaks (only called on the slow path)."""
+        pend = self.pending
+        if not isinstance(a, Action):
+            return IllegalAction("§5", f"not an action: {a!r}")
+        expected = {
+            MAIN: (A.VAULT, A.BUILDER, A.ORDER, A.REDEAL, A.NONE),
+            AFTER_REDEAL: (A.VAULT,),
+            SECOND_SCAFFOLD: (A.PLACE,),
+            SECOND_ALTAR: (A.PLACE,),
+            PAID: (A.PAY, A.DECLINE),
+            CONFUSE_PAY: (A.PAY, A.DECLINE),
+            CONFUSE_MOVE: (A.SHIFT,),
+            JESTER_COLORS: (A.JESTER,),
+        }[pend.kind]
+        who = f"player {pend.player + 1}"
+        if a.kind not in expected:
+            return IllegalAction("§5", f"{who} must now decide {describe_pending(pend)}, not {a.kind}")
+        cells = [c for c in (a.cell, a.dest) if c >= 0]
+        if a.kind == A.VAULT:
+            if a.space not in (1, 2, 3):
+                return IllegalAction("§4", "vault spaces are V1-V3")
+            if a.cell in self.vaults or a.cell in self.scaffold:
+                return IllegalAction("§5 PLACE VAULT", f"{format_cell(a.cell)} is taken")
+            if a.cell not in self._frontier():
+                return IllegalAction("§5 PLACE VAULT", f"{format_cell(a.cell)} is neither in row 1 nor next to a tile")
+            return IllegalAction("§5 PLACE VAULT", f"a printed wild tile may not touch another ({format_cell(a.cell)})")
+        if a.kind == A.REDEAL:
+            return IllegalAction("D8", "a redeal is only allowed when no vault tile fits anywhere")
+        if a.kind == A.BUILDER:
+            if self.last_placed < 0:
+                return IllegalAction("D19", "a builder may only follow a PLACE VAULT in the same turn")
+            if a.cell != self.last_placed:
+                return IllegalAction("D19", f"the builder goes on the tile just placed ({format_cell(self.last_placed)})")
+            return IllegalAction("§5 PLACE BUILDER", "no builder left in supply")
+        if a.kind == A.ORDER:
+            if a.space not in (1, 2, 3):
+                return IllegalAction("§4", "order spaces are O1-O3")
+            tile = self.orders[a.space - 1]
+            order = self.specs[tile].order if tile is not None else None
+            if order is not None and not any(x.kind == A.ORDER and x.space == a.space for x in self._legal or ()):
+                return IllegalAction("D9", f"{order.value} at O{a.space} has nothing it could act on")
+            where = ",".join(format_cell(c) for c in cells)
+            return IllegalAction("§7", f"{order.value if order else 'order'} at O{a.space} cannot target {where}")
+        if a.kind == A.JESTER:
+            return IllegalAction("D24", "each of your Jesters needs one colour its tile does not have")
+        if a.kind == A.PAY:
+            if pend.kind == PAID and self.pending.rank and a.rank == self.pending.rank:
+                return IllegalAction("D22", f"the paid promotion must differ from {RANK_NAME[self.pending.rank]}")
+            return IllegalAction("D27", "that paid effect is not possible")
+        if a.kind == A.SHIFT:
+            return IllegalAction("D20", "the CONFUSE move goes from an opponent builder not on an altar "
+                                 "to an adjacent free vault tile")
+        return IllegalAction("§7", f"{format_action_safe(a)} is not possible here")
+
+    # --- hashing and serialisation -----------------------------------------
+
+    def canonical(self) -> list[Any]:
+        """The whole state as plain msgpack-able values in a fixed order (PROTOCOL.md)."""
+        pend = self.pending
+        return [
+            "basilica-state/1",
+            bytes.fromhex(self.manifest.hash),
+            self.options.ruleset.value,
+            self.options.festum,
+            self.options.festum_removal,
+            self.setup.seed,
+            sorted(self.vaults.items()),
+            sorted(self.scaffold),
+            sorted([c, p, r] for c, (p, r) in self.builders.items()),
+            sorted(self.glass),
+            sorted(self.altars),
+            self.stack[::-1],
+            self.discard,
+            sorted(self.discard_up),
+            self.out,
+            self.orders,
+            self.market,
+            list(self.in_hand) if self.in_hand else None,
+            self.reshuffles,
+            self.pawn,
+            self.scorings,
+            self.scores,
+            self.coins,
+            self.supply,
+            self.tokens,
+            self.altar_supply,
+            self.active,
+            self.actions,
+            self.last_placed,
+            self.turn,
+            [pend.kind, pend.player, pend.order.value if pend.order else None, pend.rank, pend.paid],
+            sorted([p, [list(x) for x in ch]] for p, ch in self.jester_choices.items()),
+            self.scoring_space,
+            self.over,
+            self.end_reason,
+        ]
+
+    def state_hash(self) -> str:
+        """SHA-256 (hex) of the canonical msgpack encoding of the whole state."""
+        return hashlib.sha256(msgpack.packb(self.canonical(), use_bin_type=True)).hexdigest()
+
+    def tile_locations(self) -> dict[int, str]:
+        """Where each tile of the game is; used to check that none is lost or doubled."""
+        where: dict[int, str] = {}
+
+        def put(t: int | None, place: str) -> None:
+            if t is None:
+                return
+            if t in where:
+                raise AssertionError(f"tile {t} is both in {where[t]} and {place}")
+            where[t] = place
+
+        for t in self.stack:
+            put(t, "stack")
+        for t in self.discard:
+            put(t, "discard")
+        for t in self.out:
+            put(t, "out")
+        for k in range(3):
+            put(self.orders[k], f"O{k + 1}")
+            put(self.market[k], f"V{k + 1}")
+        for c, t in self.vaults.items():
+            put(t, format_cell(c))
+        if self.in_hand:
+            put(self.in_hand[0], "in hand")
+        return where
+
+    def __repr__(self) -> str:
+        state = f"over ({self.end_reason})" if self.over else f"turn {self.turn}, player {self.active + 1}"
+        return f"<Game {state}, scores {self.scores[0]}-{self.scores[1]}>"
+
+
+def describe_pending(p: Pending) -> str:
+    return {
+        MAIN: "an action (PLACE VAULT, PLACE BUILDER or EXECUTE ORDER)",
+        AFTER_REDEAL: "where to place one of the redealt vault tiles (D8)",
+        SECOND_SCAFFOLD: "where the second scaffolding tile goes",
+        SECOND_ALTAR: "where the second altar goes (D17)",
+        PAID: f"whether to pay for the paid {p.order.value if p.order else ''} option (D27)",
+        CONFUSE_PAY: "whether to pay to choose the CONFUSE move (D20)",
+        CONFUSE_MOVE: "which opponent builder the CONFUSE order moves, and where (D20)",
+        JESTER_COLORS: "the extra colour of each of their Jesters (D24)",
+    }[p.kind]
+
+
+def format_action_safe(a: Action) -> str:
+    try:
+        return A.format_action(a)
+    except EngineError:
+        return repr(a)
+
+
+def jester_letters(choice: tuple[tuple[int, int], ...]) -> str:
+    return ",".join(f"{format_cell(c)}={COLOR_LETTER[col]}" for c, col in choice)
+
+
+__all__ = [
+    "Game", "Options", "Pending", "Event", "describe_pending", "row_of", "cell_sort_key", "colors_of",
+]

@@ -1,0 +1,245 @@
+"""What one player may see (RULES.md §9, D18), and games sampled from it.
+
+An :class:`Observation` holds every public fact and nothing hidden: the
+stack below its top tile is only a count, and a tile whose order face is up
+is shown as an :class:`OrderFace` with no tile id and no crown (unless the
+manifest says the box prints crowns on order faces).  A tile whose vault
+face is up is shown with its id: its crown is visible.  The other player's
+not yet revealed Jester colours are not in it either.
+
+:func:`determinize` builds a full :class:`Game` consistent with an
+observation, filling what is hidden from a caller-supplied shuffle, which
+is how bots look ahead without ever being handed the real hidden state.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from .cells import format_cell
+from .components import Order, format_colors
+from .game import Game, Options, Pending, _Setup
+from .manifest import Manifest
+
+
+@dataclass(frozen=True, slots=True)
+class OrderFace:
+    order: Order
+    colors: int
+    paid: bool
+    crown: bool | None  # None: the box does not show crowns on order faces (D18)
+
+
+@dataclass(frozen=True, slots=True)
+class VaultFace:
+    tile: int
+    colors: int
+    crown: bool
+
+
+@dataclass(frozen=True)
+class Observation:
+    player: int  # whose view this is (0 or 1)
+    ruleset: str
+    festum: bool
+    festum_removal: bool
+    manifest_hash: str
+    to_move: int | None
+    pending: Pending | None
+    active: int
+    actions_taken: int
+    turn: int
+    last_placed: int  # -1 unless a builder may follow the vault just placed
+    vaults: tuple[tuple[int, VaultFace], ...]  # (cell, face), sorted by cell
+    scaffold: tuple[int, ...]
+    builders: tuple[tuple[int, int, int], ...]  # (cell, player, rank)
+    glass: tuple[int, ...]
+    altars: tuple[int, ...]
+    orders: tuple[OrderFace | None, ...]  # O1-O3
+    market: tuple[VaultFace | None, ...]  # V1-V3
+    in_hand: tuple[int, OrderFace] | None  # (space, face) of an order being carried out
+    stack_size: int
+    stack_top: OrderFace | None
+    reshuffles: int
+    discard: tuple[VaultFace | OrderFace, ...]  # in the order discarded
+    out_count: int  # festum tiles removed unseen
+    pawn: int
+    crown_spaces: tuple[int, ...]
+    scorings: int
+    scores: tuple[int, int]
+    coins: tuple[int, int]
+    supply: tuple[int, int]
+    tokens: tuple[int, int]
+    altar_supply: int
+    scoring_space: int  # the V space to refill once a pending scoring is done
+    my_jester_choice: tuple[tuple[int, int], ...] | None
+    other_jester_committed: bool
+    over: bool
+    end_reason: str
+
+    def describe(self) -> dict[str, Any]:
+        """A JSON-friendly dict (for bots in other languages and for tests)."""
+        def face(f: VaultFace | OrderFace | None) -> Any:
+            if f is None:
+                return None
+            if isinstance(f, VaultFace):
+                return {"tile": f.tile, "colors": format_colors(f.colors), "crown": f.crown}
+            return {"order": f.order.value, "colors": format_colors(f.colors), "paid": f.paid, "crown": f.crown}
+
+        return {
+            "player": self.player + 1,
+            "to_move": None if self.to_move is None else self.to_move + 1,
+            "turn": self.turn,
+            "vaults": {format_cell(c): face(f) for c, f in self.vaults},
+            "scaffold": [format_cell(c) for c in self.scaffold],
+            "builders": {format_cell(c): [p + 1, r] for c, p, r in self.builders},
+            "orders": [face(f) for f in self.orders],
+            "market": [face(f) for f in self.market],
+            "stack_size": self.stack_size,
+            "stack_top": face(self.stack_top),
+            "discard": [face(f) for f in self.discard],
+            "scores": list(self.scores),
+            "coins": list(self.coins),
+        }
+
+
+def _order_face(g: Game, tile: int) -> OrderFace:
+    s = g.specs[tile]
+    return OrderFace(s.order, s.colors, s.paid, s.crown if g.manifest.order_faces_show_crown else None)
+
+
+def _vault_face(g: Game, tile: int) -> VaultFace:
+    s = g.specs[tile]
+    return VaultFace(tile, s.colors, s.crown)
+
+
+def observe(g: Game, player: int) -> Observation:
+    """The view of ``player`` (0 or 1): every public fact, nothing hidden (§9)."""
+    if player not in (0, 1):
+        raise ValueError("player is 0 or 1")
+    other = 1 - player
+    return Observation(
+        player=player,
+        ruleset=g.options.ruleset.value,
+        festum=g.options.festum,
+        festum_removal=g.options.festum_removal,
+        manifest_hash=g.manifest.hash,
+        to_move=g.to_move,
+        pending=None if g.over else g.pending,
+        active=g.active,
+        actions_taken=g.actions,
+        turn=g.turn,
+        last_placed=g.last_placed,
+        vaults=tuple((c, _vault_face(g, t)) for c, t in sorted(g.vaults.items())),
+        scaffold=tuple(sorted(g.scaffold)),
+        builders=tuple(sorted((c, p, r) for c, (p, r) in g.builders.items())),
+        glass=tuple(sorted(g.glass)),
+        altars=tuple(sorted(g.altars)),
+        orders=tuple(None if t is None else _order_face(g, t) for t in g.orders),
+        market=tuple(None if t is None else _vault_face(g, t) for t in g.market),
+        in_hand=None if g.in_hand is None else (g.in_hand[1], _order_face(g, g.in_hand[0])),
+        stack_size=len(g.stack),
+        stack_top=_order_face(g, g.stack[-1]) if g.stack else None,
+        reshuffles=g.reshuffles,
+        discard=tuple(_vault_face(g, t) if t in g.discard_up else _order_face(g, t) for t in g.discard),
+        out_count=len(g.out),
+        pawn=g.pawn,
+        crown_spaces=g.manifest.crown_spaces,
+        scorings=g.scorings,
+        scores=(g.scores[0], g.scores[1]),
+        coins=(g.coins[0], g.coins[1]),
+        supply=(g.supply[0], g.supply[1]),
+        tokens=(g.tokens[0], g.tokens[1]),
+        altar_supply=g.altar_supply,
+        scoring_space=g.scoring_space,
+        my_jester_choice=g.jester_choices.get(player),
+        other_jester_committed=other in g.jester_choices,
+        over=g.over,
+        end_reason=g.end_reason,
+    )
+
+
+Shuffler = Callable[[list[int]], list[int]]
+
+
+def determinize(obs: Observation, manifest: Manifest, shuffle: Shuffler, seed: bytes) -> Game:
+    """A complete game consistent with ``obs``; hidden facts come from ``shuffle``.
+
+    ``shuffle`` returns a permutation of the list it is given (a bot passes
+    its own seeded generator); ``seed`` drives the determinized game's own
+    future reshuffle.  The result is a sample, not the real game.
+    """
+    if manifest.hash != obs.manifest_hash:
+        raise ValueError("the observation was made with another manifest")
+    options = Options(obs.ruleset, obs.festum, obs.festum_removal)  # type: ignore[arg-type]
+    specs = {t.id: t for t in manifest.tiles + (manifest.festum_tiles if obs.festum else ())}
+    setup = _Setup(manifest, options, seed, specs, frozenset(manifest.crown_spaces), options.ruleset.ranks)
+    known = {f.tile for _, f in obs.vaults} | {f.tile for f in obs.market if f is not None}
+    known |= {f.tile for f in obs.discard if isinstance(f, VaultFace)}
+    unseen = shuffle(sorted(t for t in specs if t not in known))
+
+    def take(face: OrderFace) -> int:
+        for i, t in enumerate(unseen):
+            s = specs[t]
+            if s.order is face.order and s.colors == face.colors and s.paid == face.paid and (
+                face.crown is None or s.crown == face.crown
+            ):
+                return unseen.pop(i)
+        raise ValueError("the observation shows an order face that no unseen tile has")
+
+    orders = [None if f is None else take(f) for f in obs.orders]
+    in_hand = None if obs.in_hand is None else (take(obs.in_hand[1]), obs.in_hand[0])
+    top = None if obs.stack_top is None else take(obs.stack_top)
+    discard = [f.tile if isinstance(f, VaultFace) else take(f) for f in obs.discard]
+    out = sorted(unseen[: obs.out_count])
+    rest = unseen[obs.out_count :]
+    if len(rest) + (top is not None) != obs.stack_size:
+        raise ValueError("the observation's tile counts do not add up")
+    stack = rest + ([top] if top is not None else [])  # the top is the end of the list
+
+    g = Game.__new__(Game)
+    g.setup = setup
+    g.specs = specs
+    g.vaults = {c: f.tile for c, f in obs.vaults}
+    g.scaffold = set(obs.scaffold)
+    g.builders = {c: (p, r) for c, p, r in obs.builders}
+    g.glass = set(obs.glass)
+    g.altars = set(obs.altars)
+    g.stack = stack
+    g.discard = discard
+    g.discard_up = {f.tile for f in obs.discard if isinstance(f, VaultFace)}
+    g.out = out
+    g.orders = orders
+    g.market = [None if f is None else f.tile for f in obs.market]
+    g.in_hand = in_hand
+    g.reshuffles = obs.reshuffles
+    g.pawn = obs.pawn
+    g.scorings = obs.scorings
+    g.scores = list(obs.scores)
+    g.coins = list(obs.coins)
+    g.supply = list(obs.supply)
+    g.tokens = list(obs.tokens)
+    g.altar_supply = obs.altar_supply
+    g.active = obs.active
+    g.actions = obs.actions_taken
+    g.last_placed = obs.last_placed
+    g.turn = obs.turn
+    g.pending = obs.pending if obs.pending is not None else Pending("main", obs.active)
+    g.jester_choices = {}
+    g.scoring_space = obs.scoring_space
+    g.over = obs.over
+    g.end_reason = obs.end_reason
+    g.history = []
+    g.scoring_log = []
+    g.events = []
+    g._legal = None
+    g._undo = []
+    g._cleanup_refill = False
+    if obs.my_jester_choice is not None:
+        g.jester_choices[obs.player] = obs.my_jester_choice
+    if obs.other_jester_committed:
+        # The real choice is secret: assume the first colour option.
+        g.jester_choices[1 - obs.player] = next(iter(g._jester_options(1 - obs.player))).colors
+    return g
