@@ -26,8 +26,7 @@ def row_of(c: int) -> int:
     return c // WIDTH + 1
 
 
-def neighbours(c: int) -> tuple[int, ...]:
-    """Orthogonal neighbours inside the five columns (never diagonal)."""
+def _neighbours(c: int) -> tuple[int, ...]:
     col = c % WIDTH
     out = []
     if col > 0:
@@ -57,3 +56,14 @@ def parse_cell(text: str) -> int:
 def cell_sort_key(c: int) -> tuple[int, int]:
     """Natural order of cell names: by column letter, then row number."""
     return (c % WIDTH, c // WIDTH)
+
+
+# Cathedrals rarely grow past a dozen rows; cells beyond the table are computed.
+_TABLE = tuple(_neighbours(c) for c in range(WIDTH * 64))
+
+
+def neighbours(c: int) -> tuple[int, ...]:
+    """Orthogonal neighbours inside the five columns (never diagonal)."""
+    if c < len(_TABLE):
+        return _TABLE[c]
+    return _neighbours(c)

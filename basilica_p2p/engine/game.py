@@ -101,6 +101,7 @@ class _Setup:
     specs: dict[int, TileSpec] = field(default_factory=dict)
     crown_spaces: frozenset[int] = frozenset()
     ranks: tuple[int, ...] = ()
+    faces: dict[tuple[int, bool], Any] = field(default_factory=dict)  # observation face cache
 
 
 class Game:

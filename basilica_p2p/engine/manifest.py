@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import dataclass
+from functools import cached_property
 from importlib import resources
 from typing import Any
 
@@ -65,7 +66,7 @@ class Manifest:
             self.altar_tokens,
         ]
 
-    @property
+    @cached_property
     def hash(self) -> str:
         return hashlib.sha256(msgpack.packb(self.canonical(), use_bin_type=True)).hexdigest()
 

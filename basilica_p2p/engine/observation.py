@@ -106,13 +106,21 @@ class Observation:
 
 
 def _order_face(g: Game, tile: int) -> OrderFace:
-    s = g.specs[tile]
-    return OrderFace(s.order, s.colors, s.paid, s.crown if g.manifest.order_faces_show_crown else None)
+    face = g.setup.faces.get((tile, False))
+    if face is None:
+        s = g.specs[tile]
+        face = OrderFace(s.order, s.colors, s.paid, s.crown if g.manifest.order_faces_show_crown else None)
+        g.setup.faces[(tile, False)] = face
+    return face  # type: ignore[no-any-return]
 
 
 def _vault_face(g: Game, tile: int) -> VaultFace:
-    s = g.specs[tile]
-    return VaultFace(tile, s.colors, s.crown)
+    face = g.setup.faces.get((tile, True))
+    if face is None:
+        s = g.specs[tile]
+        face = VaultFace(tile, s.colors, s.crown)
+        g.setup.faces[(tile, True)] = face
+    return face  # type: ignore[no-any-return]
 
 
 def observe(g: Game, player: int) -> Observation:
