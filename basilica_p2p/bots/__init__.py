@@ -1,0 +1,7 @@
+"""Built-in bots.  Each sees only its observation and the legal actions."""
+
+from .base import BOT_NAMES, Bot, BotSpecError, bot_rng_seed, make_bot
+from .greedy import GreedyBot, evaluate
+from .random_bot import RandomBot
+
+__all__ = ["BOT_NAMES", "Bot", "BotSpecError", "GreedyBot", "RandomBot", "bot_rng_seed", "evaluate", "make_bot"]

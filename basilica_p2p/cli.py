@@ -1,0 +1,133 @@
+"""The ``basilica`` command line: a thin edge over the engine, bots and matches.
+
+Every command turns expected failures (bad files, bad options) into one
+line on stderr and exit status 2, never a traceback.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Optional
+
+import typer
+from rich.console import Console
+
+from . import __version__
+from .engine import EngineError, Manifest, Ruleset, default_manifest, parse_manifest
+
+app = typer.Typer(
+    help="Play Basilica peer to peer, with replays anyone can verify.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+rules_app = typer.Typer(help="Work with the rules: score a written cathedral position.", no_args_is_help=True)
+app.add_typer(rules_app, name="rules")
+
+err = Console(stderr=True, highlight=False)
+
+
+def fail(message: str, code: int = 2) -> typer.Exit:
+    """Print one line on stderr and return the Exit to raise."""
+    err.print(f"error: {message}", markup=False)
+    return typer.Exit(code)
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"basilica {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: bool = typer.Option(False, "--version", callback=_version, is_eager=True, help="Show the version and exit."),
+) -> None:
+    pass
+
+
+def load_manifest_option(path: Optional[Path]) -> Manifest:
+    """The shipped manifest, or a user's own (the component list of their box)."""
+    if path is None:
+        return default_manifest()
+    try:
+        text = path.read_bytes()
+    except OSError as e:
+        raise fail(f"cannot read manifest {path}: {e.strerror}") from None
+    try:
+        return parse_manifest(text)
+    except EngineError as e:
+        raise fail(f"{path}: {e}") from None
+
+
+@rules_app.command("score")
+def rules_score(
+    position: Path = typer.Argument(..., help="A cathedral position as JSON (format in docs/rules.md)."),
+    as_json: bool = typer.Option(False, "--json", help="Print the breakdown as JSON instead of a table."),
+) -> None:
+    """Score a written cathedral position: every area with a builder, and the totals.
+
+    Bad input exits with status 2 and one line naming the problem and the cell.
+    """
+    from .position import load_position, render_table, report_json, score_position
+
+    try:
+        text = position.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as e:
+        raise fail(f"cannot read {position}: {getattr(e, 'strerror', None) or e}") from None
+    try:
+        pos = load_position(text)
+        result = score_position(pos)
+    except EngineError as e:
+        raise fail(str(e)) from None
+    if as_json:
+        typer.echo(json.dumps(report_json(result)))
+    else:
+        render_table(result, Console(highlight=False))
+
+
+@app.command("match")
+def match(
+    p1: str = typer.Option("greedy", "--p1", help="Bot for player 1: random or greedy (optionally NAME:SEED)."),
+    p2: str = typer.Option("random", "--p2", help="Bot for player 2: random or greedy."),
+    games: int = typer.Option(1, "--games", "-n", min=1, max=1_000_000, help="Number of games to play."),
+    seed: str = typer.Option("0", "--seed", help="Any text; every game's seed is derived from it."),
+    ruleset: Ruleset = typer.Option(Ruleset.PORTAL2022.value, "--ruleset", help="classic (2010) or portal2022."),
+    festum: bool = typer.Option(False, "--festum", help="Play with the Festum Fatuorum expansion (portal2022)."),
+    festum_removal: bool = typer.Option(False, "--festum-removal", help="With --festum: remove 6 random tiles."),
+    manifest: Optional[Path] = typer.Option(None, "--manifest", help="Your own component manifest (JSON)."),
+    as_json: bool = typer.Option(False, "--json", help="Print the summary (and every game) as JSON."),
+    show: bool = typer.Option(False, "--show", help="Print each game's actions and scorings as it is played."),
+) -> None:
+    """Play headless games between two bots on this machine and summarise them.
+
+    The same arguments always give the same games and the same results.
+    """
+    from .bots import BotSpecError
+    from .match import MatchConfig, run_match
+
+    man = load_manifest_option(manifest)
+    try:
+        config = MatchConfig(p1=p1, p2=p2, games=games, seed=seed, ruleset=ruleset,
+                             festum=festum, festum_removal=festum_removal)
+        summary = run_match(config, man, progress=not as_json, log=show and not as_json)
+    except (BotSpecError, EngineError) as e:
+        raise fail(str(e)) from None
+    if as_json:
+        typer.echo(json.dumps(summary.to_json(), indent=1))
+    else:
+        summary.render(Console(highlight=False))
+
+
+def main() -> None:
+    try:
+        app()
+    except KeyboardInterrupt:
+        err.print("interrupted", markup=False)
+        sys.exit(130)
+
+
+if __name__ == "__main__":
+    main()

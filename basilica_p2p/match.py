@@ -1,0 +1,188 @@
+"""Headless matches between bots on one machine (``basilica match``).
+
+Every game's seed is derived from the match seed text and the game number,
+and every bot's generator from the game seed and its seat, so the same
+arguments give the same games on every machine.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import statistics
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+from rich.table import Table
+
+from .bots import Bot, bot_rng_seed, make_bot
+from .engine import END_STACK, END_THIRD_SCORING, Event, Game, Manifest, Options, Ruleset, format_action, observe
+
+PROGRESS_AFTER_SECONDS = 0.5  # a bar for anything longer than a moment, nothing for quick runs
+
+
+@dataclass(frozen=True)
+class MatchConfig:
+    p1: str
+    p2: str
+    games: int = 1
+    seed: str = "0"
+    ruleset: Ruleset = Ruleset.PORTAL2022
+    festum: bool = False
+    festum_removal: bool = False
+
+    def options(self) -> Options:
+        return Options(self.ruleset, self.festum, self.festum_removal)
+
+
+@dataclass(frozen=True)
+class GameRecord:
+    number: int
+    seed: str  # hex
+    scores: tuple[int, int]
+    winner: int | None  # 1 or 2, None for a shared victory
+    turns: int
+    decisions: int
+    scorings: int
+    end: str  # END_THIRD_SCORING or END_STACK
+    state_hash: str
+
+
+def game_seed(match_seed: str, number: int) -> bytes:
+    return hashlib.sha256(b"basilica-p2p/match/v1\x00" + match_seed.encode() + b"\x00" + number.to_bytes(8, "big")).digest()
+
+
+def play_game(
+    manifest: Manifest,
+    options: Options,
+    seed: bytes,
+    bots: tuple[Bot, Bot],
+    on_action: Callable[[Game, int, str, list[Event]], None] | None = None,
+) -> Game:
+    """Play one game to its end; each bot sees only its observation and the legal actions."""
+    g = Game.new(manifest, options, seed)
+    while not g.over:
+        p = g.to_move
+        assert p is not None
+        legal = g.legal_actions()
+        action = bots[p].choose(observe(g, p), legal)
+        events = g.apply(action)
+        if on_action is not None:
+            on_action(g, p, format_action(action), events)
+    return g
+
+
+def record(number: int, seed: bytes, g: Game) -> GameRecord:
+    w = g.winner()
+    return GameRecord(
+        number=number,
+        seed=seed.hex(),
+        scores=(g.scores[0], g.scores[1]),
+        winner=None if w is None else w + 1,
+        turns=g.turn,
+        decisions=len(g.history),
+        scorings=g.scorings,
+        end=g.end_reason,
+        state_hash=g.state_hash(),
+    )
+
+
+@dataclass
+class MatchSummary:
+    config: MatchConfig
+    manifest_hash: str
+    games: list[GameRecord] = field(default_factory=list)
+
+    def wins(self, player: int) -> int:
+        return sum(1 for r in self.games if r.winner == player)
+
+    @property
+    def draws(self) -> int:
+        return sum(1 for r in self.games if r.winner is None)
+
+    def score_stats(self, player: int) -> tuple[float, float]:
+        xs = [r.scores[player - 1] for r in self.games]
+        return statistics.fmean(xs), statistics.pstdev(xs) if len(xs) > 1 else 0.0
+
+    def to_json(self) -> dict[str, Any]:
+        turns = [r.turns for r in self.games]
+        return {
+            "p1": self.config.p1,
+            "p2": self.config.p2,
+            "games": len(self.games),
+            "seed": self.config.seed,
+            "ruleset": self.config.ruleset.value,
+            "festum": self.config.festum,
+            "festum_removal": self.config.festum_removal,
+            "manifest": self.manifest_hash,
+            "wins": [self.wins(1), self.wins(2)],
+            "draws": self.draws,
+            "score_mean": [round(self.score_stats(p)[0], 3) for p in (1, 2)],
+            "score_stdev": [round(self.score_stats(p)[1], 3) for p in (1, 2)],
+            "turns_mean": round(statistics.fmean(turns), 3),
+            "turns_median": statistics.median(turns),
+            "ended_third_scoring": sum(1 for r in self.games if r.end == END_THIRD_SCORING),
+            "ended_stack": sum(1 for r in self.games if r.end == END_STACK),
+            "results": [asdict(r) for r in self.games],
+        }
+
+    def render(self, console: Console) -> None:
+        c = self.config
+        n = len(self.games)
+        console.print(f"{n} game{'s' if n != 1 else ''} of {c.ruleset.value}{' + festum' if c.festum else ''}, "
+                      f"seed {c.seed!r}")
+        table = Table(show_edge=False)
+        for col in ("", "bot", "wins", "draws", "losses", "mean score", "spread (sd)"):
+            table.add_column(col, justify="left" if col in ("", "bot") else "right")
+        for p, name in ((1, c.p1), (2, c.p2)):
+            mean, sd = self.score_stats(p)
+            table.add_row(f"P{p}", name, str(self.wins(p)), str(self.draws), str(self.wins(3 - p)),
+                          f"{mean:.1f}", f"{sd:.1f}")
+        console.print(table)
+        turns = [r.turns for r in self.games]
+        third = sum(1 for r in self.games if r.end == END_THIRD_SCORING)
+        console.print(f"mean turns {statistics.fmean(turns):.1f} (median {statistics.median(turns)}); "
+                      f"ended at the third scoring: {third}, on the stack: {n - third}")
+        if n == 1:
+            r = self.games[0]
+            console.print(f"final score {r.scores[0]} - {r.scores[1]}; state hash {r.state_hash[:16]}")
+
+
+def run_match(config: MatchConfig, manifest: Manifest, progress: bool = True, log: bool = False) -> MatchSummary:
+    """Play ``config.games`` games; show a progress bar on stderr once it takes a while."""
+    options = config.options()
+    summary = MatchSummary(config, manifest.hash)
+    out = Console(highlight=False)
+    bar: Progress | None = None
+    task = None
+    started = time.monotonic()
+
+    def show(g: Game, player: int, text: str, events: list[Event]) -> None:
+        out.print(f"  P{player + 1} {text}", markup=False)
+        for e in events:
+            out.print(f"    {e.detail}", markup=False)
+
+    try:
+        for i in range(config.games):
+            seed = game_seed(config.seed, i)
+            bots = (make_bot(config.p1, manifest, bot_rng_seed(seed, 0)), make_bot(config.p2, manifest, bot_rng_seed(seed, 1)))
+            if log:
+                out.print(f"game {i + 1}: {config.p1} (P1) vs {config.p2} (P2)")
+            g = play_game(manifest, options, seed, bots, show if log else None)
+            summary.games.append(record(i + 1, seed, g))
+            if log:
+                out.print(f"  {g.end_reason}: {g.scores[0]} - {g.scores[1]}")
+            if progress and bar is None and i + 1 < config.games and time.monotonic() - started > PROGRESS_AFTER_SECONDS:
+                bar = Progress(TextColumn("games"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
+                               console=Console(stderr=True), transient=True)
+                bar.start()
+                task = bar.add_task("games", total=config.games, completed=i + 1)
+            elif bar is not None and task is not None:
+                bar.update(task, completed=i + 1)
+    finally:
+        if bar is not None:
+            bar.stop()
+    return summary
