@@ -26,12 +26,9 @@ app = typer.Typer(
 rules_app = typer.Typer(help="Work with the rules: score a written cathedral position.", no_args_is_help=True)
 app.add_typer(rules_app, name="rules")
 
-err = Console(stderr=True, highlight=False)
-
-
 def fail(message: str, code: int = 2) -> typer.Exit:
     """Print one line on stderr and return the Exit to raise."""
-    err.print(f"error: {message}", markup=False)
+    typer.echo(f"error: {message}", err=True)  # plain: rich would wrap a long line
     return typer.Exit(code)
 
 
@@ -64,7 +61,7 @@ def load_manifest_option(path: Optional[Path]) -> Manifest:
 
 @rules_app.command("score")
 def rules_score(
-    position: Path = typer.Argument(..., help="A cathedral position as JSON (format in docs/rules.md)."),
+    position: Path = typer.Argument(..., help="A cathedral position as JSON (format in docs/notation.md)."),
     as_json: bool = typer.Option(False, "--json", help="Print the breakdown as JSON instead of a table."),
 ) -> None:
     """Score a written cathedral position: every area with a builder, and the totals.
@@ -125,7 +122,7 @@ def main() -> None:
     try:
         app()
     except KeyboardInterrupt:
-        err.print("interrupted", markup=False)
+        typer.echo("interrupted", err=True)
         sys.exit(130)
 
 

@@ -45,7 +45,8 @@ def format_cell(c: int) -> str:
 
 def parse_cell(text: str) -> int:
     """Parse ``a1``...``e99``; raises ValueError with a one-line reason."""
-    if len(text) < 2 or text[0] not in COLUMNS or not text[1:].isdigit() or text[1] == "0":
+    digits = text[1:]
+    if len(text) < 2 or text[0] not in COLUMNS or not (digits.isascii() and digits.isdigit()) or text[1] == "0":
         raise ValueError(f"not a cell: {text!r} (expected a column a-e and a row 1, 2, ...)")
     row = int(text[1:])
     if row > 10_000:
