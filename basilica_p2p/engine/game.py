@@ -597,7 +597,7 @@ class Game:
         c = a.cell
         if order is Order.PROMOTE:
             self._promote(p, c, a.rank)
-            if self._paid_options(opp, order, a.rank):
+            if self.specs[tile].paid and self._paid_options(opp, order, a.rank):  # D27
                 self.pending = Pending(PAID, opp, order, a.rank)
                 return
         elif order is Order.MOVE:
@@ -605,12 +605,12 @@ class Game:
         elif order is Order.RECRUIT:
             self.builders[c] = (p, NO_RANK)
             self.supply[p] -= 1
-            if self._paid_options(opp, order, NO_RANK):
+            if self.specs[tile].paid and self._paid_options(opp, order, NO_RANK):
                 self.pending = Pending(PAID, opp, order)
                 return
         elif order is Order.CONFUSE:
             self._send_home(c)
-            if self.coins[opp] > 0:
+            if self.specs[tile].paid and self.coins[opp] > 0:
                 self.pending = Pending(CONFUSE_PAY, opp)
             else:
                 self.pending = Pending(CONFUSE_MOVE, p)
