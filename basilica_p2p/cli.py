@@ -40,7 +40,7 @@ def _version(value: bool) -> None:
 
 @app.callback()
 def _root(
-    version: bool = typer.Option(False, "--version", callback=_version, is_eager=True, help="Show the version and exit."),
+    version: bool = typer.Option(False, "--version", metavar="", callback=_version, is_eager=True, help="Show the version and exit."),
 ) -> None:
     pass
 
@@ -49,20 +49,29 @@ def load_manifest_option(path: Optional[Path]) -> Manifest:
     """The shipped manifest, or a user's own (the component list of their box)."""
     if path is None:
         return default_manifest()
-    try:
-        text = path.read_bytes()
-    except OSError as e:
-        raise fail(f"cannot read manifest {path}: {e.strerror}") from None
+    text = read_input(path, "manifest")
     try:
         return parse_manifest(text)
     except EngineError as e:
         raise fail(f"{path}: {e}") from None
 
 
+def read_input(path: Path, what: str) -> str:
+    """A text file (or stdin for ``-``) as UTF-8; failures become one-line errors."""
+    try:
+        data = sys.stdin.buffer.read() if str(path) == "-" else path.read_bytes()
+    except OSError as e:
+        raise fail(f"cannot read {what} {path}: {e.strerror}") from None
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        raise fail(f"cannot read {what} {path}: not UTF-8 text") from None
+
+
 @rules_app.command("score")
 def rules_score(
-    position: Path = typer.Argument(..., help="A cathedral position as JSON (format in docs/notation.md)."),
-    as_json: bool = typer.Option(False, "--json", help="Print the breakdown as JSON instead of a table."),
+    position: Path = typer.Argument(..., help="A cathedral position as JSON (format in docs/notation.md); - for stdin."),
+    as_json: bool = typer.Option(False, "--json", metavar="", help="Print the breakdown as JSON instead of a table."),
 ) -> None:
     """Score a written cathedral position: every area with a builder, and the totals.
 
@@ -70,10 +79,7 @@ def rules_score(
     """
     from .position import load_position, render_table, report_json, score_position
 
-    try:
-        text = position.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as e:
-        raise fail(f"cannot read {position}: {getattr(e, 'strerror', None) or e}") from None
+    text = read_input(position, "position")
     try:
         pos = load_position(text)
         result = score_position(pos)
@@ -87,16 +93,18 @@ def rules_score(
 
 @app.command("match")
 def match(
-    p1: str = typer.Option("greedy", "--p1", help="Bot for player 1: random or greedy (optionally NAME:SEED)."),
+    p1: str = typer.Option("greedy", "--p1", help="Bot for player 1: random or greedy."),
     p2: str = typer.Option("random", "--p2", help="Bot for player 2: random or greedy."),
     games: int = typer.Option(1, "--games", "-n", min=1, max=1_000_000, help="Number of games to play."),
     seed: str = typer.Option("0", "--seed", help="Any text; every game's seed is derived from it."),
-    ruleset: Ruleset = typer.Option(Ruleset.PORTAL2022.value, "--ruleset", help="classic (2010) or portal2022."),
-    festum: bool = typer.Option(False, "--festum", help="Play with the Festum Fatuorum expansion (portal2022)."),
-    festum_removal: bool = typer.Option(False, "--festum-removal", help="With --festum: remove 6 random tiles."),
+    ruleset: Ruleset = typer.Option(Ruleset.PORTAL2022.value, "--ruleset", case_sensitive=False,
+                                    help="classic (2010) or portal2022."),
+    festum: bool = typer.Option(False, "--festum", metavar="", help="Play with the Festum Fatuorum expansion (portal2022)."),
+    festum_removal: bool = typer.Option(False, "--festum-removal", metavar="", help="With --festum: remove 6 random tiles."),
     manifest: Optional[Path] = typer.Option(None, "--manifest", help="Your own component manifest (JSON)."),
-    as_json: bool = typer.Option(False, "--json", help="Print the summary (and every game) as JSON."),
-    show: bool = typer.Option(False, "--show", help="Print each game's actions and scorings as it is played."),
+    as_json: bool = typer.Option(False, "--json", metavar="", help="Print the summary and each game's result as JSON."),
+    show: bool = typer.Option(False, "--show", metavar="", help="Print each game's actions and scorings as it is played "
+                              "(with --json: add each game's moves to the JSON)."),
 ) -> None:
     """Play headless games between two bots on this machine and summarise them.
 
@@ -107,23 +115,45 @@ def match(
 
     man = load_manifest_option(manifest)
     try:
-        config = MatchConfig(p1=p1, p2=p2, games=games, seed=seed, ruleset=ruleset,
+        config = MatchConfig(p1=p1.strip().lower(), p2=p2.strip().lower(), games=games, seed=seed, ruleset=ruleset,
                              festum=festum, festum_removal=festum_removal)
-        summary = run_match(config, man, progress=not as_json, log=show and not as_json)
+        summary = run_match(config, man, progress=not as_json, log=show and not as_json, keep_moves=show and as_json)
     except (BotSpecError, EngineError) as e:
         raise fail(str(e)) from None
     if as_json:
         typer.echo(json.dumps(summary.to_json(), indent=1))
     else:
         summary.render(Console(highlight=False))
+    if summary.interrupted:
+        raise typer.Exit(130)
+
+
+def _is_usage_error(e: Exception) -> bool:
+    # Typer's usage errors are click's (older typer) or a private copy of them
+    # (newer typer); both carry exit_code 2 and format_message().
+    return getattr(e, "exit_code", None) == 2 and callable(getattr(e, "format_message", None))
 
 
 def main() -> None:
+    """Entry point: usage errors are one line on stderr (status 2), never a box or a traceback."""
     try:
-        app()
-    except KeyboardInterrupt:
+        code = app(prog_name="basilica", standalone_mode=False)
+    except typer.Exit as e:
+        sys.exit(e.exit_code)
+    except (typer.Abort, KeyboardInterrupt):
         typer.echo("interrupted", err=True)
         sys.exit(130)
+    except Exception as e:
+        if not _is_usage_error(e):
+            raise
+        message = " ".join(e.format_message().split())  # type: ignore[attr-defined]
+        if not message:  # no arguments at all: the help was shown
+            sys.exit(2)
+        ctx = getattr(e, "ctx", None)
+        hint = f" (see '{ctx.command_path} --help')" if ctx is not None else ""
+        typer.echo(f"error: {message}{hint}", err=True)
+        sys.exit(2)
+    sys.exit(code if isinstance(code, int) else 0)
 
 
 if __name__ == "__main__":

@@ -19,7 +19,18 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from .bots import Bot, bot_rng_seed, make_bot
-from .engine import END_STACK, END_THIRD_SCORING, Event, Game, Manifest, Options, Ruleset, format_action, observe
+from .engine import (
+    END_STACK,
+    END_THIRD_SCORING,
+    Event,
+    Game,
+    Manifest,
+    Options,
+    Ruleset,
+    default_manifest,
+    format_action,
+    observe,
+)
 
 PROGRESS_AFTER_SECONDS = 0.5  # a bar for anything longer than a moment, nothing for quick runs
 
@@ -49,6 +60,7 @@ class GameRecord:
     scorings: int
     end: str  # END_THIRD_SCORING or END_STACK
     state_hash: str
+    moves: tuple[str, ...] = ()  # in notation, kept only when asked for
 
 
 def game_seed(match_seed: str, number: int) -> bytes:
@@ -60,7 +72,7 @@ def play_game(
     options: Options,
     seed: bytes,
     bots: tuple[Bot, Bot],
-    on_action: Callable[[Game, int, str, list[Event]], None] | None = None,
+    on_action: Callable[[Game, int, int, str, list[Event]], None] | None = None,
 ) -> Game:
     """Play one game to its end; each bot sees only its observation and the legal actions."""
     g = Game.new(manifest, options, seed)
@@ -69,13 +81,14 @@ def play_game(
         assert p is not None
         legal = g.legal_actions()
         action = bots[p].choose(observe(g, p), legal)
+        turn = g.turn
         events = g.apply(action)
         if on_action is not None:
-            on_action(g, p, format_action(action), events)
+            on_action(g, turn, p, format_action(action), events)
     return g
 
 
-def record(number: int, seed: bytes, g: Game) -> GameRecord:
+def record(number: int, seed: bytes, g: Game, keep_moves: bool = False) -> GameRecord:
     w = g.winner()
     return GameRecord(
         number=number,
@@ -87,6 +100,7 @@ def record(number: int, seed: bytes, g: Game) -> GameRecord:
         scorings=g.scorings,
         end=g.end_reason,
         state_hash=g.state_hash(),
+        moves=tuple(format_action(a) for a in g.history) if keep_moves else (),
     )
 
 
@@ -94,7 +108,10 @@ def record(number: int, seed: bytes, g: Game) -> GameRecord:
 class MatchSummary:
     config: MatchConfig
     manifest_hash: str
+    last_scoring: int = 3  # how many scorings end a game with this manifest
+    manifest_name: str = ""
     games: list[GameRecord] = field(default_factory=list)
+    interrupted: bool = False
 
     def wins(self, player: int) -> int:
         return sum(1 for r in self.games if r.winner == player)
@@ -105,6 +122,8 @@ class MatchSummary:
 
     def score_stats(self, player: int) -> tuple[float, float]:
         xs = [r.scores[player - 1] for r in self.games]
+        if not xs:
+            return 0.0, 0.0
         return statistics.fmean(xs), statistics.pstdev(xs) if len(xs) > 1 else 0.0
 
     def to_json(self) -> dict[str, Any]:
@@ -122,18 +141,30 @@ class MatchSummary:
             "draws": self.draws,
             "score_mean": [round(self.score_stats(p)[0], 3) for p in (1, 2)],
             "score_stdev": [round(self.score_stats(p)[1], 3) for p in (1, 2)],
-            "turns_mean": round(statistics.fmean(turns), 3),
-            "turns_median": statistics.median(turns),
+            "turns_mean": round(statistics.fmean(turns), 3) if turns else None,
+            "turns_median": statistics.median(turns) if turns else None,
             "ended_third_scoring": sum(1 for r in self.games if r.end == END_THIRD_SCORING),
             "ended_stack": sum(1 for r in self.games if r.end == END_STACK),
-            "results": [asdict(r) for r in self.games],
+            "interrupted": self.interrupted,
+            "results": [self._result_json(r) for r in self.games],
         }
+
+    @staticmethod
+    def _result_json(r: GameRecord) -> dict[str, Any]:
+        d = asdict(r)
+        if not r.moves:
+            del d["moves"]
+        return d
 
     def render(self, console: Console) -> None:
         c = self.config
         n = len(self.games)
-        console.print(f"{n} game{'s' if n != 1 else ''} of {c.ruleset.value}{' + festum' if c.festum else ''}, "
-                      f"seed {c.seed!r}")
+        extras = (" + festum" if c.festum else "") + (" (6 tiles removed)" if c.festum_removal else "")
+        box = f", manifest {self.manifest_name!r}" if self.manifest_name else ""
+        stop = " (interrupted)" if self.interrupted else ""
+        console.print(f"{n} game{'s' if n != 1 else ''} of {c.ruleset.value}{extras}, seed {c.seed!r}{box}{stop}")
+        if n == 0:
+            return
         table = Table(show_edge=False)
         for col in ("", "bot", "wins", "draws", "losses", "mean score", "spread (sd)"):
             table.add_column(col, justify="left" if col in ("", "bot") else "right")
@@ -144,26 +175,36 @@ class MatchSummary:
         console.print(table)
         turns = [r.turns for r in self.games]
         third = sum(1 for r in self.games if r.end == END_THIRD_SCORING)
-        console.print(f"mean turns {statistics.fmean(turns):.1f} (median {statistics.median(turns)}); "
-                      f"ended at the third scoring: {third}, on the stack: {n - third}")
+        console.print(f"mean turns {statistics.fmean(turns):.1f} (median {statistics.median(turns):.1f}); "
+                      f"ended at the {ordinal(self.last_scoring)} scoring: {third}, on the stack: {n - third}")
         if n == 1:
             r = self.games[0]
             console.print(f"final score {r.scores[0]} - {r.scores[1]}; state hash {r.state_hash[:16]}")
 
 
-def run_match(config: MatchConfig, manifest: Manifest, progress: bool = True, log: bool = False) -> MatchSummary:
-    """Play ``config.games`` games; show a progress bar on stderr once it takes a while."""
+def ordinal(n: int) -> str:
+    return {1: "first", 2: "second", 3: "third"}.get(n, f"{n}th")
+
+
+def run_match(
+    config: MatchConfig, manifest: Manifest, progress: bool = True, log: bool = False, keep_moves: bool = False
+) -> MatchSummary:
+    """Play ``config.games`` games; show a progress bar on stderr once it takes a while.
+
+    Ctrl-C stops after the games already finished, which are kept and summarised.
+    """
     options = config.options()
-    summary = MatchSummary(config, manifest.hash)
+    default = manifest.hash == default_manifest().hash
+    summary = MatchSummary(config, manifest.hash, len(manifest.crown_spaces), "" if default else manifest.name or "custom")
     out = Console(highlight=False)
     bar: Progress | None = None
     task = None
     started = time.monotonic()
 
-    def show(g: Game, player: int, text: str, events: list[Event]) -> None:
-        out.print(f"  P{player + 1} {text}", markup=False)
+    def show(g: Game, turn: int, player: int, text: str, events: list[Event]) -> None:
+        out.print(f"  turn {turn:>2}  P{player + 1}  {text}", markup=False)
         for e in events:
-            out.print(f"    {e.detail}", markup=False)
+            out.print(f"           {e.detail}", markup=False)
 
     try:
         for i in range(config.games):
@@ -172,9 +213,7 @@ def run_match(config: MatchConfig, manifest: Manifest, progress: bool = True, lo
             if log:
                 out.print(f"game {i + 1}: {config.p1} (P1) vs {config.p2} (P2)")
             g = play_game(manifest, options, seed, bots, show if log else None)
-            summary.games.append(record(i + 1, seed, g))
-            if log:
-                out.print(f"  {g.end_reason}: {g.scores[0]} - {g.scores[1]}")
+            summary.games.append(record(i + 1, seed, g, keep_moves))
             if progress and bar is None and i + 1 < config.games and time.monotonic() - started > PROGRESS_AFTER_SECONDS:
                 bar = Progress(TextColumn("games"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
                                console=Console(stderr=True), transient=True)
@@ -182,6 +221,8 @@ def run_match(config: MatchConfig, manifest: Manifest, progress: bool = True, lo
                 task = bar.add_task("games", total=config.games, completed=i + 1)
             elif bar is not None and task is not None:
                 bar.update(task, completed=i + 1)
+    except KeyboardInterrupt:
+        summary.interrupted = True
     finally:
         if bar is not None:
             bar.stop()

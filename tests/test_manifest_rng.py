@@ -52,10 +52,14 @@ def test_to_json_round_trips() -> None:
     assert again == m and again.hash == m.hash
 
 
-@pytest.mark.parametrize("text", ["", "{", "not json", "[1, 2", b"\xff\xfe", "{'schema': 1}"])
+@pytest.mark.parametrize("text", ["", "{", "not json", "[1, 2", "{'schema': 1}"])
 def test_bad_json(text) -> None:
     msg = error_of(text)
     assert "JSON" in msg
+
+
+def test_bytes_that_are_not_utf8() -> None:
+    assert error_of(b"\xff\xfe") == "manifest: not UTF-8 text"
 
 
 def test_not_an_object() -> None:

@@ -99,7 +99,8 @@ def test_match_cli_show_prints_actions_and_scorings() -> None:
     r = runner.invoke(app, ["match", "--p1", "greedy", "--p2", "greedy", "--show", "--seed", "s"])
     assert r.exit_code == 0
     assert "scoring 1:" in r.output
-    assert " P1 V" in r.output or " P1 O" in r.output
+    assert "P1  V" in r.output or "P1  O" in r.output
+    assert "game over after" in r.output
 
 
 def test_match_cli_rejects_festum_with_classic() -> None:
@@ -155,3 +156,70 @@ def test_bench_prints_figures() -> None:
     assert proc.returncode == 0, proc.stderr
     for needle in ("games/s", "legal_actions()", "apply()", "clone()", "machine:"):
         assert needle in proc.stdout
+
+
+def _cli(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "basilica_p2p.cli", *args], capture_output=True, text=True,
+                          input=stdin, timeout=120)
+
+
+@pytest.mark.parametrize("args", [["match", "--games", "-1"], ["match", "--ruleset", "foo"],
+                                  ["match", "--games", "abc"], ["bogus"], ["match", "--nope"]])
+def test_usage_errors_are_one_line(args: list[str]) -> None:
+    proc = _cli(*args)
+    assert proc.returncode == 2
+    assert proc.stderr.startswith("error: ") and proc.stderr.count("\n") == 1, proc.stderr
+    assert "Traceback" not in proc.stderr and "╭" not in proc.stderr
+
+
+def test_ruleset_is_case_insensitive_and_bot_names_normalised() -> None:
+    r = runner.invoke(app, ["match", "--ruleset", "Classic", "--p1", "GREEDY", "--json"])
+    assert r.exit_code == 0, r.output
+    data = json.loads(r.output)
+    assert data["ruleset"] == "classic" and data["p1"] == "greedy"
+
+
+def test_festum_needs_festum_tiles_in_the_manifest(tmp_path: Path) -> None:
+    data = MANIFEST.to_json()
+    del data["festum"]
+    path = tmp_path / "nofestum.json"
+    path.write_text(json.dumps(data))
+    proc = _cli("match", "--manifest", str(path), "--festum")
+    assert proc.returncode == 2 and "festum tiles" in proc.stderr
+
+
+def test_summary_names_the_last_scoring_of_the_manifest(tmp_path: Path) -> None:
+    data = MANIFEST.to_json()
+    data["crown_spaces"] = [1]
+    path = tmp_path / "one.json"
+    path.write_text(json.dumps(data))
+    r = runner.invoke(app, ["match", "--manifest", str(path), "--games", "2"])
+    assert r.exit_code == 0, r.output
+    assert "ended at the first scoring: 2" in r.output
+    assert "manifest" in r.output  # a custom manifest is named in the summary
+
+
+def test_show_with_json_adds_the_moves() -> None:
+    r = runner.invoke(app, ["match", "--json", "--show", "--seed", "m"])
+    game = json.loads(r.output)["results"][0]
+    assert len(game["moves"]) == game["decisions"] > 0
+    plain = json.loads(runner.invoke(app, ["match", "--json", "--seed", "m"]).output)["results"][0]
+    assert "moves" not in plain and plain["state_hash"] == game["state_hash"]
+
+
+def test_rules_score_reads_stdin_and_the_shipped_examples() -> None:
+    example = (ROOT / "examples" / "rulebook-example.json").read_text()
+    proc = _cli("rules", "score", "-", "--json", stdin=example)
+    assert proc.returncode == 0, proc.stderr
+    # The rulebook's example: (4x2)+2 = 10 for player 2 in blue, 2x2 = 4 + 1 for player 1.
+    assert json.loads(proc.stdout)["total"] == [5, 10]
+    binary = _cli("rules", "score", sys.executable)
+    assert binary.returncode == 2 and "not UTF-8 text" in binary.stderr
+
+
+def test_manifest_with_a_key_twice_is_refused(tmp_path: Path) -> None:
+    text = json.dumps(MANIFEST.to_json())
+    path = tmp_path / "twice.json"
+    path.write_text(text.replace('"schema": ', '"name": "x", "schema": ', 1).replace('"name": "default', '"name": "y', 1))
+    proc = _cli("match", "--manifest", str(path))
+    assert proc.returncode == 2 and "appears twice" in proc.stderr

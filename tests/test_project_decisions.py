@@ -129,7 +129,7 @@ def test_P8_turns_count_every_turn_begun() -> None:
     switches = 0
     last = [None]
 
-    def watch(g: Game, player: int, text: str, events: list) -> None:
+    def watch(g: Game, turn: int, player: int, text: str, events: list) -> None:
         nonlocal switches
         if last[0] is not None and g.active != last[0] and not g.over:
             switches += 1

@@ -123,6 +123,8 @@ class Game:
         """Set up a game (RULES.md §4) from a 32-byte seed."""
         if not isinstance(seed, bytes) or len(seed) != 32:
             raise EngineError("a game seed is exactly 32 bytes")
+        if options.festum and not manifest.festum_tiles:
+            raise EngineError("the festum expansion needs festum tiles, and this manifest has none")
         setup = _Setup(manifest, options, seed)
         tiles = list(manifest.tiles) + (list(manifest.festum_tiles) if options.festum else [])
         setup.specs = {t.id: t for t in tiles}
@@ -780,7 +782,8 @@ class Game:
     def _game_over(self) -> None:
         self.over = True
         self._legal = ()
-        self.events.append(Event("game-over", f"{self.end_reason}: {self.scores[0]} - {self.scores[1]}"))
+        how = "the stack ran out" if self.end_reason == END_STACK else "the last scoring"
+        self.events.append(Event("game-over", f"game over after {how}: {self.scores[0]} - {self.scores[1]}"))
 
     # --- errors ------------------------------------------------------------
 

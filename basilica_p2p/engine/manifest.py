@@ -166,10 +166,26 @@ def manifest_from_json(data: Any) -> Manifest:
     return Manifest(name, spaces_t, show, builders, tokens, coins, base, extra, altars)
 
 
+def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    seen: dict[str, Any] = {}
+    for k, v in pairs:
+        if k in seen:
+            raise ManifestError(f"manifest: the field {k!r} appears twice")
+        seen[k] = v
+    return seen
+
+
 def parse_manifest(text: str | bytes) -> Manifest:
+    if isinstance(text, bytes):
+        try:
+            text = text.decode("utf-8-sig")
+        except UnicodeDecodeError:
+            raise ManifestError("manifest: not UTF-8 text") from None
     try:
-        data = json.loads(text)
-    except (ValueError, UnicodeDecodeError) as e:
+        data = json.loads(text, object_pairs_hook=_no_duplicate_keys)
+    except ManifestError:
+        raise
+    except (ValueError, RecursionError) as e:
         raise ManifestError(f"manifest: not valid JSON ({e})") from None
     return manifest_from_json(data)
 
