@@ -271,7 +271,7 @@ def test_D7_main_always_has_a_legal_action_and_none_is_illegal() -> None:
     assert acts, "MAIN must always offer something"
     assert "none" not in acts
     assert "V*" in acts  # D8 keeps PLACE VAULT possible
-    assert rule_of(g, "none")  # illegal while other actions exist (state unchanged)
+    assert rule_of(g, "none") == "D7"  # illegal while other actions exist (state unchanged)
     g = Game.new(default_manifest(), PORTAL, SEED)
     assert g.legal_actions() and NONE_ACTION not in g.legal_actions()
     with pytest.raises(IllegalAction):

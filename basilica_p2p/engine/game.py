@@ -139,6 +139,24 @@ class Game:
                 out.append(order.pop(stream.below(len(order))))
         if len(order) < 6:
             raise EngineError("the manifest has too few tiles to deal the market")
+        g = cls._blank(setup)
+        g.stack = order[::-1]  # internally the top is the end of the list
+        g.out = sorted(out)
+        g.active = first_player(seed)  # D6
+        g.pending = Pending(MAIN, g.active)
+        try:
+            for k in range(3):
+                g.orders[k] = g._draw()
+            for k in range(3):
+                g.market[k] = g._draw()
+        except _StackOut:  # pragma: no cover - guarded by the size check above
+            raise EngineError("the manifest has too few tiles to deal the market") from None
+        return g
+
+    @classmethod
+    def _blank(cls, setup: _Setup) -> Game:
+        """An empty table: nothing dealt, full supplies, player 1 to act."""
+        m = setup.manifest
         g = cls.__new__(cls)
         g.setup = setup
         g.specs = setup.specs
@@ -147,10 +165,10 @@ class Game:
         g.builders = {}
         g.glass = set()
         g.altars = set()
-        g.stack = order[::-1]  # internally the top is the end of the list
+        g.stack = []
         g.discard = []
         g.discard_up = set()
-        g.out = sorted(out)
+        g.out = []
         g.orders = [None, None, None]
         g.market = [None, None, None]
         g.in_hand = None
@@ -158,15 +176,15 @@ class Game:
         g.pawn = 0
         g.scorings = 0
         g.scores = [0, 0]
-        g.coins = [manifest.coins, manifest.coins]
-        g.supply = [manifest.builders, manifest.builders]
-        g.tokens = [manifest.promotion_tokens, manifest.promotion_tokens]
-        g.altar_supply = manifest.altar_tokens if options.festum else 0
-        g.active = first_player(seed)  # D6
+        g.coins = [m.coins, m.coins]
+        g.supply = [m.builders, m.builders]
+        g.tokens = [m.promotion_tokens, m.promotion_tokens]
+        g.altar_supply = m.altar_tokens if setup.options.festum else 0
+        g.active = 0
         g.actions = 0
         g.last_placed = -1
         g.turn = 1
-        g.pending = Pending(MAIN, g.active)
+        g.pending = Pending(MAIN, 0)
         g.jester_choices = {}
         g.scoring_space = 0
         g.over = False
@@ -177,13 +195,6 @@ class Game:
         g._legal = None
         g._undo = []
         g._cleanup_refill = False
-        try:
-            for k in range(3):
-                g.orders[k] = g._draw()
-            for k in range(3):
-                g.market[k] = g._draw()
-        except _StackOut:  # pragma: no cover - guarded by the size check above
-            raise EngineError("the manifest has too few tiles to deal the market") from None
         return g
 
     def clone(self) -> Game:
@@ -814,6 +825,8 @@ class Game:
             if a.cell not in self._frontier():
                 return IllegalAction("§5 PLACE VAULT", f"{format_cell(a.cell)} is neither in row 1 nor next to a tile")
             return IllegalAction("§5 PLACE VAULT", f"a printed wild tile may not touch another ({format_cell(a.cell)})")
+        if a.kind == A.NONE:
+            return IllegalAction("D7", "'none' is only legal when there is no other action")
         if a.kind == A.REDEAL:
             return IllegalAction("D8", "a redeal is only allowed when no vault tile fits anywhere")
         if a.kind == A.BUILDER:

@@ -207,9 +207,7 @@ def determinize(obs: Observation, manifest: Manifest, shuffle: Shuffler, seed: b
         raise ValueError("the observation's tile counts do not add up")
     stack = rest + ([top] if top is not None else [])  # the top is the end of the list
 
-    g = Game.__new__(Game)
-    g.setup = setup
-    g.specs = specs
+    g = Game._blank(setup)
     g.vaults = {c: f.tile for c, f in obs.vaults}
     g.scaffold = set(obs.scaffold)
     g.builders = {c: (p, r) for c, p, r in obs.builders}
@@ -235,16 +233,9 @@ def determinize(obs: Observation, manifest: Manifest, shuffle: Shuffler, seed: b
     g.last_placed = obs.last_placed
     g.turn = obs.turn
     g.pending = obs.pending if obs.pending is not None else Pending("main", obs.active)
-    g.jester_choices = {}
     g.scoring_space = obs.scoring_space
     g.over = obs.over
     g.end_reason = obs.end_reason
-    g.history = []
-    g.scoring_log = []
-    g.events = []
-    g._legal = None
-    g._undo = []
-    g._cleanup_refill = False
     if obs.my_jester_choice is not None:
         g.jester_choices[obs.player] = obs.my_jester_choice
     if obs.other_jester_committed:
