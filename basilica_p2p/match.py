@@ -8,10 +8,12 @@ arguments give the same games on every machine.
 from __future__ import annotations
 
 import hashlib
+import os
 import statistics
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 from typing import Any
 
 from rich.console import Console
@@ -19,6 +21,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from .bots import Bot, bot_rng_seed, make_bot
+from .identity import Identity
 from .engine import (
     END_STACK,
     END_THIRD_SCORING,
@@ -112,6 +115,7 @@ class MatchSummary:
     manifest_name: str = ""
     games: list[GameRecord] = field(default_factory=list)
     interrupted: bool = False
+    replays: list[str] = field(default_factory=list)
 
     def wins(self, player: int) -> int:
         return sum(1 for r in self.games if r.winner == player)
@@ -146,6 +150,7 @@ class MatchSummary:
             "ended_third_scoring": sum(1 for r in self.games if r.end == END_THIRD_SCORING),
             "ended_stack": sum(1 for r in self.games if r.end == END_STACK),
             "interrupted": self.interrupted,
+            "replays": self.replays,
             "results": [self._result_json(r) for r in self.games],
         }
 
@@ -177,6 +182,8 @@ class MatchSummary:
         third = sum(1 for r in self.games if r.end == END_THIRD_SCORING)
         console.print(f"mean turns {statistics.fmean(turns):.1f} (median {statistics.median(turns):.1f}); "
                       f"ended at the {ordinal(self.last_scoring)} scoring: {third}, on the stack: {n - third}")
+        if self.replays:
+            console.print(f"replays: {', '.join(self.replays)}")
         if n == 1:
             r = self.games[0]
             console.print(f"final score {r.scores[0]} - {r.scores[1]}; state hash {r.state_hash[:16]}")
@@ -187,10 +194,19 @@ def ordinal(n: int) -> str:
 
 
 def run_match(
-    config: MatchConfig, manifest: Manifest, progress: bool = True, log: bool = False, keep_moves: bool = False
+    config: MatchConfig,
+    manifest: Manifest,
+    progress: bool = True,
+    log: bool = False,
+    keep_moves: bool = False,
+    replay_dir: Path | None = None,
+    identities: tuple[Identity, Identity] | None = None,
 ) -> MatchSummary:
     """Play ``config.games`` games; show a progress bar on stderr once it takes a while.
 
+    With ``replay_dir``, every game runs the full protocol between the two
+    local ``identities`` and writes a verifiable replay; its seed then comes
+    from a real commit-reveal, so such games differ from run to run.
     Ctrl-C stops after the games already finished, which are kept and summarised.
     """
     options = config.options()
@@ -212,7 +228,16 @@ def run_match(
             bots = (make_bot(config.p1, manifest, bot_rng_seed(seed, 0)), make_bot(config.p2, manifest, bot_rng_seed(seed, 1)))
             if log:
                 out.print(f"game {i + 1}: {config.p1} (P1) vs {config.p2} (P2)")
-            g = play_game(manifest, options, seed, bots, show if log else None)
+            if replay_dir is not None:
+                assert identities is not None
+                from .replay.local import play_recorded
+
+                path = replay_dir / f"match-{i + 1:04d}-{os.urandom(4).hex()}.replay"
+                g = play_recorded(path, manifest, options, identities, bots, on_action=show if log else None)
+                summary.replays.append(str(path))
+                seed = g.seed
+            else:
+                g = play_game(manifest, options, seed, bots, show if log else None)
             summary.games.append(record(i + 1, seed, g, keep_moves))
             if progress and bar is None and i + 1 < config.games and time.monotonic() - started > PROGRESS_AFTER_SECONDS:
                 bar = Progress(TextColumn("games"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),

@@ -720,6 +720,17 @@ class Game:
         # The player on turn chooses first; with both, the choices are secret (D24).
         return [p for p in (self.active, 1 - self.active) if p in owners]
 
+    def secret_jester_round(self) -> bool:
+        """True when a scoring waits for Jester colours and both players own Jesters.
+
+        Then both choices are secret until both are made (D24): over the
+        network they travel by commit-reveal.
+        """
+        return (
+            not self.over and self.pending.kind == JESTER_COLORS and not self.jester_choices
+            and len(self._jester_owners()) == 2
+        )
+
     def _next_jester_owner(self) -> int | None:
         for p in self._jester_owners():
             if p not in self.jester_choices:

@@ -1,0 +1,134 @@
+"""Identities (Ed25519 key pairs) and the directory where the client keeps things.
+
+Everything the client stores lives under one home directory: ``--home``,
+else ``$BASILICA_HOME``, else ``$XDG_CONFIG_HOME/basilica`` (default
+``~/.config/basilica``).  Two players on one machine, and every test, use
+their own home.  Inside it::
+
+    identity.key      the private key (PKCS#8 PEM, file mode 0600)
+    identity.json     {"name": ..., "public": hex}
+    local/p1.key ...  the two identities of local matches, made on first use
+    replays/          the default replay directory
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+KEY_FILE = "identity.key"
+INFO_FILE = "identity.json"
+MAX_NAME = 64
+
+
+class IdentityError(Exception):
+    """A missing, unreadable or refused identity; ``str(e)`` is one line."""
+
+
+def home_dir(override: Path | str | None = None) -> Path:
+    if override:
+        return Path(override).expanduser()
+    env = os.environ.get("BASILICA_HOME")
+    if env:
+        return Path(env).expanduser()
+    xdg = os.environ.get("XDG_CONFIG_HOME")
+    base = Path(xdg).expanduser() if xdg else Path.home() / ".config"
+    return base / "basilica"
+
+
+def fingerprint(public: bytes) -> str:
+    """``SHA256:`` and the unpadded base64 of the key's SHA-256, as ssh shows host keys."""
+    return "SHA256:" + base64.b64encode(hashlib.sha256(public).digest()).decode().rstrip("=")
+
+
+def check_name(name: str) -> str:
+    name = name.strip()
+    if not name or len(name) > MAX_NAME or not name.isprintable():
+        raise IdentityError(f"a name is 1 to {MAX_NAME} printable characters")
+    return name
+
+
+@dataclass(frozen=True)
+class Identity:
+    name: str
+    key: Ed25519PrivateKey
+
+    @property
+    def public(self) -> bytes:
+        return self.key.public_key().public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw)
+
+    @property
+    def fingerprint(self) -> str:
+        return fingerprint(self.public)
+
+
+def _write_private(path: Path, key: Ed25519PrivateKey, force: bool) -> None:
+    pem = key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                            serialization.NoEncryption())
+    path.parent.mkdir(parents=True, exist_ok=True)
+    flags = os.O_WRONLY | os.O_CREAT | (os.O_TRUNC if force else os.O_EXCL)
+    try:
+        fd = os.open(path, flags, 0o600)  # created 0600: the key is never readable by others
+    except FileExistsError:
+        raise IdentityError(f"{path} already exists (use --force to replace it)") from None
+    with os.fdopen(fd, "wb") as f:
+        f.write(pem)
+        f.flush()
+        os.fsync(f.fileno())
+    os.chmod(path, 0o600)
+
+
+def _read_private(path: Path) -> Ed25519PrivateKey:
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        raise IdentityError(f"no identity at {path} (run 'basilica id new')") from None
+    except OSError as e:
+        raise IdentityError(f"cannot read {path}: {e.strerror}") from None
+    try:
+        key = serialization.load_pem_private_key(data, password=None)
+    except (ValueError, TypeError):
+        raise IdentityError(f"{path} is not a private key file") from None
+    if not isinstance(key, Ed25519PrivateKey):
+        raise IdentityError(f"{path} is not an Ed25519 key")
+    return key
+
+
+def create_identity(home: Path, name: str, force: bool = False, key: Ed25519PrivateKey | None = None) -> Identity:
+    """Make and store a new key pair; never replaces one without ``force``."""
+    name = check_name(name)
+    key = key or Ed25519PrivateKey.generate()
+    _write_private(home / KEY_FILE, key, force)
+    ident = Identity(name, key)
+    (home / INFO_FILE).write_text(json.dumps({"name": name, "public": ident.public.hex()}) + "\n")
+    return ident
+
+
+def load_identity(home: Path) -> Identity:
+    key = _read_private(home / KEY_FILE)
+    name = "player"
+    try:
+        info = json.loads((home / INFO_FILE).read_text())
+        if isinstance(info, dict) and isinstance(info.get("name"), str):
+            name = check_name(info["name"])
+    except (OSError, ValueError, IdentityError):
+        pass  # the key is what matters; a damaged name file falls back to a neutral name
+    return Identity(name, key)
+
+
+def local_identity(home: Path, label: str) -> Identity:
+    """One of the two identities that sign local matches (made on first use)."""
+    path = home / "local" / f"{label}.key"
+    if not path.exists():
+        try:
+            _write_private(path, Ed25519PrivateKey.generate(), force=False)
+        except IdentityError:
+            pass  # another process made it first
+    return Identity(f"local-{label}", _read_private(path))

@@ -1,0 +1,300 @@
+"""The referee: checks the envelopes of one game, in order, against everything.
+
+It is fed every envelope of a game in chain order (from a replay file, or
+live from both sides of a connection) and checks, for each: the game id,
+the sequence number and hash chain, the sender and its signature (already
+checked by :func:`~basilica_p2p.wire.open_envelope`), that the message is
+the one the protocol expects now (protocol/PROTOCOL.md §6), the
+commitments and reveals, the legality of every action in the rules
+engine, every acknowledged state hash, and the final result.  The first
+problem raises :class:`ProtocolError`; the referee's state is then left as
+it was before that envelope.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+
+from .engine import EngineError, Game, Manifest, Options, parse_action
+from .engine.actions import JESTER
+from .wire import Envelope, ProtocolError, SHUFFLE_SCHEME, commitment, game_seed, jester_commitment
+from .wire.envelope import PROTOCOL_VERSION
+
+END_FORFEIT = "forfeit"
+
+
+@dataclass(frozen=True)
+class GameSpec:
+    """What both sides agreed on: the identity of a game."""
+
+    game: bytes
+    players: tuple[bytes, bytes]  # public keys of player 1 and player 2
+    names: tuple[str, str]
+    options: Options
+    manifest: Manifest
+    shuffle: str = SHUFFLE_SCHEME
+
+    def player_of(self, key: bytes) -> int | None:
+        if key == self.players[0]:
+            return 0
+        if key == self.players[1]:
+            return 1
+        return None
+
+
+@dataclass(frozen=True)
+class Outcome:
+    scores: tuple[int, int]
+    winner: int | None  # 0 or 1; None for a shared victory
+    end: str  # "third-scoring", "stack" or "forfeit"
+    moves: int  # decisions played
+    reason: str = ""  # why, for a forfeit
+
+
+class Referee:
+    def __init__(self, spec: GameSpec, first_prev: bytes) -> None:
+        if spec.players[0] == spec.players[1]:
+            raise ProtocolError("both players have the same key")
+        self.spec = spec
+        self.seq = 0
+        self.prev = first_prev
+        self.game: Game | None = None
+        self.outcome: Outcome | None = None
+        self._step = "hello"  # what comes next; see _expect
+        self._who = 0  # whose turn it is to send it
+        self._commits: list[bytes] = []
+        self._nonces: list[bytes] = []
+        self._awaiting_ack: int | None = None  # ply waiting for its acknowledgement
+        self._jester: dict[int, tuple[int, bytes]] = {}  # player -> (ply, commitment) in a secret round
+        self._jester_order: list[int] = []  # who commits (and reveals) first, second
+        self._revealed: set[int] = set()
+        self._results = 0
+        self._bad_reveal: int | None = None
+
+    # --- reading the state -------------------------------------------------
+
+    @property
+    def finished(self) -> bool:
+        return self.outcome is not None
+
+    def expected(self) -> str:
+        """What the referee waits for next, in words."""
+        if self.outcome is not None:
+            return "nothing (the game is over)"
+        who = f"player {self._who + 1}"
+        if self._bad_reveal is not None:
+            return f"a forfeit of player {self._bad_reveal + 1} (their reveal did not match)"
+        return {
+            "hello": f"the hello of {who}",
+            "commit": f"the commitment of {who}",
+            "reveal": f"the reveal of {who}",
+            "action": f"an action of {who}",
+            "ack": f"the acknowledgement of {who}",
+            "jcommit": f"the Jester commitment of {who}",
+            "jreveal": f"the Jester reveal of {who}",
+            "result": f"the signed result of {who}",
+        }[self._step]
+
+    # --- feeding -------------------------------------------------------------
+
+    def feed(self, env: Envelope) -> None:
+        """Check one envelope and advance; raises :class:`ProtocolError` (state unchanged)."""
+        if self.outcome is not None:
+            raise ProtocolError(f"seq {env.seq}: a {env.type} message after the end of the game")
+        if env.game != self.spec.game:
+            raise ProtocolError(f"seq {env.seq}: wrong game id")
+        if env.seq != self.seq:
+            raise ProtocolError(f"wrong sequence number {env.seq} (expected {self.seq})")
+        if env.prev != self.prev:
+            raise ProtocolError(f"seq {env.seq}: the hash chain is broken (prev does not name the previous message)")
+        sender = self.spec.player_of(env.sender)
+        if sender is None:
+            raise ProtocolError(f"seq {env.seq}: signed by a key that is not a player of this game")
+        snapshot = self._save()
+        try:
+            self._dispatch(env, sender)
+        except ProtocolError:
+            self._restore(snapshot)
+            raise
+        self.seq += 1
+        self.prev = env.hash
+
+    def _save(self) -> tuple[object, ...]:
+        return (self.game.clone() if self.game else None, self._step, self._who, list(self._commits),
+                list(self._nonces), self._awaiting_ack, dict(self._jester), list(self._jester_order),
+                set(self._revealed), self._results, self._bad_reveal, self.outcome)
+
+    def _restore(self, s: tuple[object, ...]) -> None:
+        (self.game, self._step, self._who, self._commits, self._nonces, self._awaiting_ack,  # type: ignore[assignment]
+         self._jester, self._jester_order, self._revealed, self._results, self._bad_reveal,
+         self.outcome) = s  # type: ignore[assignment]
+
+    def _dispatch(self, env: Envelope, sender: int) -> None:
+        where = f"seq {env.seq}"
+        if env.type == "forfeit":
+            self._forfeit(env, sender, where)
+            return
+        if self._bad_reveal is not None:
+            raise ProtocolError(f"{where}: expected {self.expected()}, got {env.type}")
+        if env.type != self._step or sender != self._who:
+            raise ProtocolError(f"{where}: expected {self.expected()}, got {env.type} from player {sender + 1}")
+        b = env.body
+        if env.type == "hello":
+            self._hello(b, sender, where)
+        elif env.type == "commit":
+            if sender == 1 and b["commitment"] == self._commits[0]:
+                raise ProtocolError(f"{where}: player 2 copied player 1's commitment")
+            self._commits.append(b["commitment"])
+            self._next("commit", "reveal")
+        elif env.type == "reveal":
+            self._reveal(b, sender, env.sender, where)
+        elif env.type == "action":
+            self._action(b, sender, where)
+        elif env.type == "ack":
+            self._ack(b, where)
+        elif env.type == "jcommit":
+            self._jcommit(b, sender, where)
+        elif env.type == "jreveal":
+            self._jreveal(b, sender, env.sender, where)
+        elif env.type == "result":
+            self._result(b, sender, where)
+
+    def _next(self, step: str, then: str) -> None:
+        """Player 1 then player 2 send ``step``; after both comes ``then``."""
+        if self._who == 0:
+            self._who = 1
+        else:
+            self._who = 0
+            self._step = then
+
+    def _hello(self, b: dict, sender: int, where: str) -> None:  # type: ignore[type-arg]
+        spec = self.spec
+        problems = [
+            ("protocol", b["protocol"], PROTOCOL_VERSION),
+            ("ruleset", b["ruleset"], spec.options.ruleset.value),
+            ("festum", b["festum"], spec.options.festum),
+            ("removal", b["removal"], spec.options.festum_removal),
+            ("manifest", b["manifest"].hex()[:16], spec.manifest.hash[:16]),
+            ("shuffle", b["shuffle"], spec.shuffle),
+            ("name", b["name"], spec.names[sender]),
+        ]
+        for name, got, want in problems:
+            if got != want:
+                raise ProtocolError(f"{where}: player {sender + 1}'s hello says {name} {got!r}, the game has {want!r}")
+        if b["manifest"] != bytes.fromhex(spec.manifest.hash):
+            raise ProtocolError(f"{where}: player {sender + 1}'s hello names another manifest")
+        self._next("hello", "commit")
+
+    def _reveal(self, b: dict, sender: int, key: bytes, where: str) -> None:  # type: ignore[type-arg]
+        nonce = b["nonce"]
+        if commitment(self.spec.game, key, nonce) != self._commits[sender]:
+            # A recorded forfeit, never a re-roll: the other side must now record it.
+            self._bad_reveal = sender
+            return
+        self._nonces.append(nonce)
+        self._next("reveal", "action")
+        if len(self._nonces) == 2:
+            seed = game_seed(self.spec.game, self._nonces[0], self._nonces[1])
+            try:
+                self.game = Game.new(self.spec.manifest, self.spec.options, seed)
+            except EngineError as e:
+                raise ProtocolError(f"{where}: cannot set up the game: {e}") from None
+            self._to_next_decision()
+
+    def _to_next_decision(self) -> None:
+        g = self.game
+        assert g is not None
+        if g.over:
+            self._step, self._who = "result", 0
+        elif g.secret_jester_round():
+            first = g.to_move
+            assert first is not None
+            self._jester_order = [first, 1 - first]
+            self._step, self._who = "jcommit", first
+        else:
+            self._step, self._who = "action", g.to_move  # type: ignore[assignment]
+
+    def _apply(self, text: str, sender: int, ply: int, where: str) -> None:
+        g = self.game
+        assert g is not None
+        if ply != len(g.history):
+            raise ProtocolError(f"{where}: action for ply {ply}, but the game is at ply {len(g.history)}")
+        if g.to_move != sender:
+            raise ProtocolError(f"{where}: player {sender + 1} acted out of turn")
+        try:
+            action = parse_action(text)
+            g.apply(action)
+        except EngineError as e:
+            raise ProtocolError(f"{where}: {text!r} is not legal: {e}") from None
+        self._awaiting_ack = ply
+        self._step, self._who = "ack", 1 - sender
+
+    def _action(self, b: dict, sender: int, where: str) -> None:  # type: ignore[type-arg]
+        self._apply(b["action"], sender, b["ply"], where)
+
+    def _ack(self, b: dict, where: str) -> None:  # type: ignore[type-arg]
+        g = self.game
+        assert g is not None and self._awaiting_ack is not None
+        if b["ply"] != self._awaiting_ack:
+            raise ProtocolError(f"{where}: acknowledges ply {b['ply']}, expected ply {self._awaiting_ack}")
+        if b["state"].hex() != g.state_hash():
+            raise ProtocolError(f"{where}: acknowledged state hash differs after ply {self._awaiting_ack} (divergence)")
+        self._awaiting_ack = None
+        unrevealed = [p for p in self._jester_order if p not in self._revealed]
+        if unrevealed:  # a secret Jester round goes on with the next reveal
+            self._step, self._who = "jreveal", unrevealed[0]
+            return
+        self._jester_order, self._jester, self._revealed = [], {}, set()
+        self._to_next_decision()
+
+    def _jcommit(self, b: dict, sender: int, where: str) -> None:  # type: ignore[type-arg]
+        g = self.game
+        assert g is not None
+        ply = len(g.history) + self._jester_order.index(sender)
+        if b["ply"] != ply:
+            raise ProtocolError(f"{where}: Jester commitment for ply {b['ply']}, expected ply {ply}")
+        self._jester[sender] = (ply, b["commitment"])
+        if sender == self._jester_order[0]:
+            self._who = self._jester_order[1]
+        else:
+            self._step, self._who = "jreveal", self._jester_order[0]
+
+    def _jreveal(self, b: dict, sender: int, key: bytes, where: str) -> None:  # type: ignore[type-arg]
+        ply, commit = self._jester[sender]
+        if b["ply"] != ply:
+            raise ProtocolError(f"{where}: Jester reveal for ply {b['ply']}, expected ply {ply}")
+        if jester_commitment(self.spec.game, key, ply, b["action"], b["salt"]) != commit:
+            raise ProtocolError(f"{where}: player {sender + 1}'s Jester reveal does not match the commitment")
+        try:
+            kind = parse_action(b["action"]).kind
+        except EngineError as e:
+            raise ProtocolError(f"{where}: {e}") from None
+        if kind != JESTER:
+            raise ProtocolError(f"{where}: a Jester reveal must hold Jester colours")
+        self._revealed.add(sender)
+        self._apply(b["action"], sender, ply, where)
+
+    def _result(self, b: dict, sender: int, where: str) -> None:  # type: ignore[type-arg]
+        g = self.game
+        assert g is not None
+        if b["scores"] != g.scores or b["state"].hex() != g.state_hash() or b["end"] != g.end_reason:
+            raise ProtocolError(f"{where}: player {sender + 1}'s signed result differs from the game's")
+        self._next("result", "done")
+        self._results += 1
+        if self._results == 2:
+            self.outcome = Outcome((g.scores[0], g.scores[1]), g.winner(), g.end_reason, len(g.history))
+
+    def _forfeit(self, env: Envelope, sender: int, where: str) -> None:
+        loser = env.body["loser"] - 1
+        if self._bad_reveal is not None and (loser != self._bad_reveal or sender == loser):
+            raise ProtocolError(f"{where}: expected {self.expected()}")
+        g = self.game
+        scores = (g.scores[0], g.scores[1]) if g else (0, 0)
+        moves = len(g.history) if g else 0
+        self.outcome = Outcome(scores, 1 - loser, END_FORFEIT, moves, env.body["reason"])
+
+
+def header_hash(header_bytes: bytes) -> bytes:
+    """The ``prev`` of the first envelope: the chain starts at the replay header."""
+    return hashlib.sha256(header_bytes).digest()

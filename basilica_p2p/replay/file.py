@@ -1,0 +1,204 @@
+"""Replay files: an append-only sequence of framed records.
+
+Layout (protocol/PROTOCOL.md §7)::
+
+    file   = MAGIC record*
+    record = length: u32 big-endian | data: length bytes | crc32(data): u32 big-endian
+
+Record 0 is the header (a canonical msgpack map); every later record is one
+signed envelope, exactly as sent, in the order the game happened, from
+both sides.  A record is written, flushed and fsynced before the message it
+holds is sent or acknowledged, so after a crash the file can end inside
+its last record (a torn tail): reading reports it, and opening for append
+truncates it.  Damage anywhere else is refused with the record number and
+byte offset.
+"""
+
+from __future__ import annotations
+
+import os
+import struct
+import zlib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..wire import MAX_MESSAGE, ProtocolError, SHUFFLE_SCHEME, decode, encode
+
+MAGIC = b"BASILREP"
+FORMAT_VERSION = 1
+MAX_RECORD = MAX_MESSAGE
+HEADER_FIELDS = ("format", "protocol", "ruleset", "festum", "removal", "manifest", "shuffle", "game", "players")
+_U32 = struct.Struct(">I")
+
+
+class ReplayError(Exception):
+    """A replay file that cannot be read; names the record and byte offset."""
+
+    def __init__(self, record: int, offset: int, reason: str) -> None:
+        super().__init__(f"record {record} (byte {offset}): {reason}")
+        self.record = record
+        self.offset = offset
+        self.reason = reason
+
+
+@dataclass(frozen=True)
+class Header:
+    ruleset: str
+    festum: bool
+    removal: bool
+    manifest: bytes  # 32-byte manifest hash
+    game: bytes  # 32-byte game id
+    players: tuple[tuple[bytes, str], tuple[bytes, str]]  # (public key, name) of player 1 and 2
+    protocol: int = 1
+    shuffle: str = SHUFFLE_SCHEME
+
+    def to_map(self) -> dict[str, Any]:
+        return {
+            "format": FORMAT_VERSION, "protocol": self.protocol, "ruleset": self.ruleset, "festum": self.festum,
+            "removal": self.removal, "manifest": self.manifest, "shuffle": self.shuffle, "game": self.game,
+            "players": [[k, n] for k, n in self.players],
+        }
+
+    def encode(self) -> bytes:
+        return encode(self.to_map())
+
+    @classmethod
+    def decode(cls, data: bytes) -> Header:
+        m = decode(data)
+        if not isinstance(m, dict) or tuple(m) != HEADER_FIELDS:
+            raise ProtocolError("the header does not have the fields " + ", ".join(HEADER_FIELDS) + " in order")
+        if m["format"] != FORMAT_VERSION:
+            raise ProtocolError(f"replay format {m['format']!r} is not supported (this client reads {FORMAT_VERSION})")
+        ok = (
+            isinstance(m["protocol"], int) and not isinstance(m["protocol"], bool)
+            and isinstance(m["ruleset"], str) and isinstance(m["festum"], bool) and isinstance(m["removal"], bool)
+            and isinstance(m["manifest"], bytes) and len(m["manifest"]) == 32
+            and isinstance(m["shuffle"], str) and isinstance(m["game"], bytes) and len(m["game"]) == 32
+            and isinstance(m["players"], list) and len(m["players"]) == 2
+            and all(isinstance(p, list) and len(p) == 2 and isinstance(p[0], bytes) and len(p[0]) == 32
+                    and isinstance(p[1], str) and 0 < len(p[1]) <= 64 for p in m["players"])
+        )
+        if not ok:
+            raise ProtocolError("the header has a field of the wrong type")
+        players = ((m["players"][0][0], m["players"][0][1]), (m["players"][1][0], m["players"][1][1]))
+        return cls(m["ruleset"], m["festum"], m["removal"], m["manifest"], m["game"], players, m["protocol"],
+                   m["shuffle"])
+
+
+@dataclass(frozen=True)
+class TornTail:
+    record: int  # number of the incomplete record
+    offset: int  # where it starts (the file is valid up to here)
+    size: int  # bytes that would be cut
+
+
+@dataclass(frozen=True)
+class ReplayFile:
+    header: Header
+    header_bytes: bytes
+    records: list[bytes]  # envelope bytes, record 1 onwards
+    offsets: list[int]  # byte offset of each record (0 = the header)
+    torn: TornTail | None
+
+
+def frame(data: bytes) -> bytes:
+    return _U32.pack(len(data)) + data + _U32.pack(zlib.crc32(data))
+
+
+def parse(data: bytes) -> ReplayFile:
+    """Split a replay file into records; raises :class:`ReplayError` on damage."""
+    if len(data) < len(MAGIC) or data[: len(MAGIC)] != MAGIC:
+        raise ReplayError(0, 0, "not a basilica replay file (bad magic bytes)")
+    pos = len(MAGIC)
+    blobs: list[bytes] = []
+    offsets: list[int] = []
+    torn = None
+    while pos < len(data):
+        n = len(blobs)
+        remaining = len(data) - pos
+        if remaining < 4:
+            torn = TornTail(n, pos, remaining)
+            break
+        (length,) = _U32.unpack_from(data, pos)
+        if length == 0 or length > MAX_RECORD:
+            raise ReplayError(n, pos, f"record length {length} is out of range")
+        if remaining < 8 + length:
+            torn = TornTail(n, pos, remaining)
+            break
+        blob = data[pos + 4 : pos + 4 + length]
+        (crc,) = _U32.unpack_from(data, pos + 4 + length)
+        if crc != zlib.crc32(blob):
+            raise ReplayError(n, pos, "checksum mismatch (the record is damaged)")
+        blobs.append(blob)
+        offsets.append(pos)
+        pos += 8 + length
+    if not blobs:
+        if torn is not None:
+            raise ReplayError(0, torn.offset, "the header record is incomplete")
+        raise ReplayError(0, pos, "the file has no header record")
+    try:
+        header = Header.decode(blobs[0])
+    except ProtocolError as e:
+        raise ReplayError(0, offsets[0], f"bad header: {e}") from None
+    return ReplayFile(header, blobs[0], blobs[1:], offsets, torn)
+
+
+def read_replay(path: Path) -> ReplayFile:
+    try:
+        data = path.read_bytes()
+    except IsADirectoryError:
+        raise ReplayError(0, 0, "is a directory, not a replay file") from None
+    except OSError as e:
+        raise ReplayError(0, 0, f"cannot read: {e.strerror}") from None
+    return parse(data)
+
+
+class ReplayWriter:
+    """Appends records durably: each one is flushed and fsynced before append() returns."""
+
+    def __init__(self, path: Path, f: Any, count: int) -> None:
+        self.path = path
+        self._f = f
+        self.count = count  # records in the file, the header included
+
+    @classmethod
+    def create(cls, path: Path, header: Header) -> ReplayWriter:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        f = open(path, "xb")  # never overwrite an existing replay
+        w = cls(path, f, 0)
+        w._write(MAGIC + frame(header.encode()))
+        w.count = 1
+        return w
+
+    @classmethod
+    def open_append(cls, path: Path) -> tuple[ReplayWriter, ReplayFile]:
+        """Open an existing replay to go on writing; a torn tail is cut off first."""
+        replay = read_replay(path)
+        f = open(path, "r+b")
+        if replay.torn is not None:
+            f.truncate(replay.torn.offset)
+            f.flush()
+            os.fsync(f.fileno())
+        f.seek(0, os.SEEK_END)
+        return cls(path, f, 1 + len(replay.records)), replay
+
+    def _write(self, data: bytes) -> None:
+        self._f.write(data)
+        self._f.flush()
+        os.fsync(self._f.fileno())
+
+    def append(self, record: bytes) -> None:
+        if not 0 < len(record) <= MAX_RECORD:
+            raise ValueError("record size out of range")
+        self._write(frame(record))
+        self.count += 1
+
+    def close(self) -> None:
+        self._f.close()
+
+    def __enter__(self) -> ReplayWriter:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

@@ -1,0 +1,94 @@
+"""Walking through a replay: moves in notation, boards, scorings, JSON export."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..engine import Event, Game, Manifest, format_action
+from ..wire import ProtocolError, open_envelope
+from .file import ReplayError, ReplayFile, read_replay
+from .verify import referee_for
+
+
+@dataclass(frozen=True)
+class Move:
+    ply: int  # 0-based index of the decision
+    turn: int
+    player: int  # 0 or 1
+    action: str
+    state_hash: str
+    events: tuple[Event, ...]
+    game: Game  # the state after the move (a clone)
+
+
+@dataclass
+class Walk:
+    replay: ReplayFile
+    moves: list[Move]
+    start: Game | None
+    error: str  # the first failing record, if verification stopped early
+    outcome: Any
+
+
+def walk(path: Path, manifests: dict[str, Manifest]) -> Walk:
+    """Re-play a replay through the referee, keeping every move and the state after it."""
+    replay = read_replay(path)
+    ref = referee_for(replay, manifests)
+    moves: list[Move] = []
+    start: Game | None = None
+    error = ""
+    for i, raw in enumerate(replay.records, start=1):
+        g = ref.game
+        before = len(g.history) if g else 0
+        turn = g.turn if g else 0
+        mover = g.to_move if g else None
+        events_before = len(g.events) if g else 0
+        try:
+            ref.feed(open_envelope(raw))
+        except ProtocolError as e:
+            error = f"record {i} (byte {replay.offsets[i]}): {e}"
+            break
+        g = ref.game
+        if g is None:
+            continue
+        if start is None:
+            start = g.clone()
+        if len(g.history) > before:
+            assert mover is not None
+            moves.append(Move(before, turn, mover, format_action(g.history[-1]), g.state_hash(),
+                              tuple(g.events[events_before:]), g.clone()))
+    return Walk(replay, moves, start, error, ref.outcome)
+
+
+def export_json(w: Walk) -> dict[str, Any]:
+    h = w.replay.header
+    o = w.outcome
+    return {
+        "format": "basilica-replay-export/1",
+        "header": {
+            "ruleset": h.ruleset, "festum": h.festum, "removal": h.removal, "manifest": h.manifest.hex(),
+            "game": h.game.hex(), "shuffle": h.shuffle,
+            "players": [{"name": n, "public_key": k.hex()} for k, n in h.players],
+        },
+        "moves": [{"ply": m.ply, "turn": m.turn, "player": m.player + 1, "action": m.action,
+                   "state_hash": m.state_hash} for m in w.moves],
+        "scorings": [
+            {"points": list(s.points), "areas": [
+                {"color": a.color, "cells": list(a.cells), "strength": list(a.strength),
+                 "majority": None if a.majority is None else a.majority + 1, "points": list(a.points)}
+                for a in s.areas]}
+            for s in (w.moves[-1].game.scoring_log if w.moves else [])
+        ],
+        "result": None if o is None else {
+            "scores": list(o.scores), "winner": None if o.winner is None else o.winner + 1, "end": o.end,
+            "moves": o.moves, "reason": o.reason or None,
+        },
+        "verified": not w.error and o is not None,
+        "error": w.error or None,
+    }
+
+
+__all__ = ["Move", "Walk", "walk", "export_json", "ReplayError"]

@@ -1,0 +1,106 @@
+"""``basilica verify``: check a replay file end to end, offline, with no private key."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..engine import Manifest, Options, default_manifest
+from ..engine.errors import EngineError
+from ..referee import GameSpec, Outcome, Referee, header_hash
+from ..wire import ProtocolError, open_envelope
+from .file import ReplayError, ReplayFile, TornTail, read_replay
+
+
+@dataclass(frozen=True)
+class Verdict:
+    path: str
+    ok: bool
+    error: str = ""  # the first failing record and the reason
+    names: tuple[str, str] = ("", "")
+    ruleset: str = ""
+    festum: bool = False
+    outcome: Outcome | None = None
+    records: int = 0
+    torn: TornTail | None = None
+
+    def line(self) -> str:
+        if not self.ok:
+            return f"{self.path}: FAILED: {self.error}"
+        o = self.outcome
+        assert o is not None
+        if o.end == "forfeit":
+            result = f"player {2 - (o.winner or 0)} ({self.names[1 - (o.winner or 0)]}) forfeited: {o.reason}"
+        elif o.winner is None:
+            result = "shared victory"
+        else:
+            result = f"player {o.winner + 1} ({self.names[o.winner]}) won"
+        ruleset = self.ruleset + (" + festum" if self.festum else "")
+        return (f"{self.path}: ok: {self.names[0]} vs {self.names[1]}, {ruleset}, {result}, "
+                f"{o.scores[0]}-{o.scores[1]}, {o.moves} moves ({o.end})")
+
+    def to_json(self) -> dict[str, Any]:
+        o = self.outcome
+        return {
+            "path": self.path, "ok": self.ok, "error": self.error or None, "players": list(self.names),
+            "ruleset": self.ruleset, "festum": self.festum, "records": self.records,
+            "scores": list(o.scores) if o else None, "winner": (o.winner + 1 if o.winner is not None else None) if o else None,
+            "end": o.end if o else None, "moves": o.moves if o else None,
+            "torn_tail": {"record": self.torn.record, "offset": self.torn.offset} if self.torn else None,
+        }
+
+
+def spec_from_replay(replay: ReplayFile, manifests: dict[str, Manifest]) -> GameSpec:
+    h = replay.header
+    manifest = manifests.get(h.manifest.hex())
+    if manifest is None:
+        raise ReplayError(0, replay.offsets[0], f"the game uses manifest {h.manifest.hex()[:16]}..., "
+                          "which is not the default one: pass it with --manifest")
+    try:
+        options = Options(h.ruleset, h.festum, h.removal)  # type: ignore[arg-type]
+    except (EngineError, ValueError) as e:
+        raise ReplayError(0, replay.offsets[0], f"bad header: {e}") from None
+    return GameSpec(h.game, (h.players[0][0], h.players[1][0]), (h.players[0][1], h.players[1][1]), options,
+                    manifest, h.shuffle)
+
+
+def referee_for(replay: ReplayFile, manifests: dict[str, Manifest]) -> Referee:
+    spec = spec_from_replay(replay, manifests)
+    try:
+        return Referee(spec, header_hash(replay.header_bytes))
+    except ProtocolError as e:
+        raise ReplayError(0, replay.offsets[0], str(e)) from None
+
+
+def verify_file(path: Path, manifests: dict[str, Manifest] | None = None) -> Verdict:
+    """Check every record; the verdict names the first failing one."""
+    manifests = manifests or {}
+    default = default_manifest()
+    manifests = {default.hash: default, **manifests}
+    name = str(path)
+    try:
+        replay = read_replay(path)
+        ref = referee_for(replay, manifests)
+    except ReplayError as e:
+        return Verdict(name, False, str(e))
+    h = replay.header
+    base = dict(path=name, names=(h.players[0][1], h.players[1][1]), ruleset=h.ruleset, festum=h.festum,
+                records=1 + len(replay.records), torn=replay.torn)
+    for i, raw in enumerate(replay.records, start=1):
+        try:
+            ref.feed(open_envelope(raw))
+        except ProtocolError as e:
+            return Verdict(ok=False, error=f"record {i} (byte {replay.offsets[i]}): {e}", **base)  # type: ignore[arg-type]
+    if not ref.finished:
+        where = f"valid through record {len(replay.records)}"
+        if replay.torn is not None:
+            t = replay.torn
+            where += f"; record {t.record} at byte {t.offset} is torn ({t.size} bytes, a crash mid-write)"
+        return Verdict(ok=False, error=f"incomplete game: {where}; expected {ref.expected()} next",
+                       **base)  # type: ignore[arg-type]
+    if replay.torn is not None:
+        t = replay.torn
+        return Verdict(ok=False, error=f"record {t.record} (byte {t.offset}): bytes after the end of the game",
+                       **base)  # type: ignore[arg-type]
+    return Verdict(ok=True, outcome=ref.outcome, **base)  # type: ignore[arg-type]

@@ -1,0 +1,13 @@
+"""The wire layer: canonical msgpack, signed envelopes, message schemas, commit-reveal."""
+
+from .canonical import MAX_MESSAGE, decode, encode
+from .commit import commitment, game_seed, jester_commitment, new_nonce
+from .envelope import PROTOCOL_VERSION, Envelope, open_envelope, public_bytes, seal
+from .errors import ProtocolError
+from .messages import SCHEMAS, SHUFFLE_SCHEME, check_body
+
+__all__ = [
+    "MAX_MESSAGE", "PROTOCOL_VERSION", "SCHEMAS", "SHUFFLE_SCHEME", "Envelope", "ProtocolError", "check_body",
+    "commitment", "decode", "encode", "game_seed", "jester_commitment", "new_nonce", "open_envelope",
+    "public_bytes", "seal",
+]

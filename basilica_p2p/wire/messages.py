@@ -1,0 +1,82 @@
+"""The typed bodies of envelopes: one fixed schema per message type.
+
+Each body is a msgpack map whose keys come in exactly the order listed
+here; protocol/PROTOCOL.md §4 is the same table in prose.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from .errors import ProtocolError
+
+SHUFFLE_SCHEME = "commit-reveal-v1"
+
+Checker = Callable[[Any], bool]
+
+
+def _uint(v: Any) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool) and 0 <= v <= 2**32
+
+
+def _bin32(v: Any) -> bool:
+    return isinstance(v, bytes) and len(v) == 32
+
+
+def _text(limit: int) -> Checker:
+    return lambda v: isinstance(v, str) and 0 < len(v) <= limit and v.isprintable()
+
+
+def _bool(v: Any) -> bool:
+    return isinstance(v, bool)
+
+
+def _player(v: Any) -> bool:
+    return v in (1, 2) and not isinstance(v, bool)
+
+
+def _scores(v: Any) -> bool:
+    return isinstance(v, list) and len(v) == 2 and all(_uint(x) for x in v)
+
+
+SCHEMAS: dict[str, tuple[tuple[str, Checker], ...]] = {
+    # The handshake: what both peers must agree on before the shuffle.
+    "hello": (
+        ("protocol", _uint), ("software", _text(64)), ("ruleset", _text(32)), ("festum", _bool),
+        ("removal", _bool), ("manifest", _bin32), ("name", _text(64)), ("shuffle", _text(32)),
+    ),
+    # Commit-reveal of the seed (protocol/PROTOCOL.md §5).
+    "commit": (("commitment", _bin32),),
+    "reveal": (("nonce", _bin32),),
+    # Lockstep play: a decision in notation, and the other side's acknowledgement.
+    "action": (("ply", _uint), ("action", _text(200))),
+    "ack": (("ply", _uint), ("state", _bin32)),
+    # Jester colours when both players own Jesters (D24): commit, then reveal.
+    "jcommit": (("ply", _uint), ("commitment", _bin32)),
+    "jreveal": (("ply", _uint), ("action", _text(200)), ("salt", _bin32)),
+    # The end: each side signs the result; or one side records the other's forfeit.
+    "result": (("scores", _scores), ("state", _bin32), ("end", _text(32))),
+    "forfeit": (("loser", _player), ("reason", _text(200))),
+}
+
+
+def check_body(type_: str, body: Any) -> None:
+    """Raise :class:`ProtocolError` unless ``body`` fits the schema of ``type_`` exactly."""
+    schema = SCHEMAS.get(type_) if isinstance(type_, str) else None
+    if schema is None:
+        raise ProtocolError(f"unknown message type {str(type_)[:40]!r}")
+    if not isinstance(body, dict):
+        raise ProtocolError(f"{type_} body must be a map")
+    names = tuple(name for name, _ in schema)
+    if tuple(body) != names:
+        for name in names:
+            if name not in body:
+                raise ProtocolError(f"{type_} body: field {name!r} missing")
+        for name in body:
+            if name not in names:
+                raise ProtocolError(f"{type_} body: unknown field {str(name)[:40]!r}")
+        raise ProtocolError(f"{type_} body: fields out of order")
+    for name, ok in schema:
+        if not ok(body[name]):
+            raise ProtocolError(f"{type_} body: bad value for {name!r}")
