@@ -1,9 +1,11 @@
-"""Engine benchmark: prints figures, asserts nothing.
+"""Benchmarks: print figures, assert nothing.
 
-    python -m basilica_p2p.bench [--games 300] [--states 3000]
+    python -m basilica_p2p.bench [engine|verify|all] [--games 300] [--states 3000] [--replays 20]
 
-Targets (issue 2, on a 2-core machine): at least 100 complete
-random-vs-random games per second on one core, a state clone under 20 µs.
+Targets on the 2-core reference machine: at least 100 complete
+random-vs-random games per second on one core, a state clone under 20 µs
+(issue 2); full replay verification at most 1.5x the time of checking the
+signatures alone on the same files (issue 3).
 """
 
 from __future__ import annotations
@@ -57,27 +59,86 @@ def per_call_us(fn, items) -> float:  # type: ignore[no-untyped-def]
     return (time.perf_counter_ns() - start) / len(items) / 1000
 
 
+def bench_verify(replays: int) -> None:
+    """Full verification against signature checking alone, on the same files, side by side."""
+    import tempfile
+    from pathlib import Path
+
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+    from .bots import GreedyBot
+    from .identity import Identity
+    from .replay.file import read_replay
+    from .replay.local import play_recorded
+    from .replay.verify import known_manifests, verify_file
+    from .wire import open_envelope
+
+    manifest = default_manifest()
+    ids = (Identity("bench-1", Ed25519PrivateKey.generate()), Identity("bench-2", Ed25519PrivateKey.generate()))
+    with tempfile.TemporaryDirectory() as tmp:
+        paths = []
+        for i in range(replays):
+            path = Path(tmp) / f"{i}.replay"
+            options = Options(festum=i % 3 == 2)
+            play_recorded(path, manifest, options, ids, (GreedyBot(manifest, i), RandomBot(i)))
+            paths.append(path)
+        records = sum(1 + len(read_replay(p).records) for p in paths)
+        manifests = known_manifests()
+
+        def signatures_only() -> None:
+            for p in paths:
+                for raw in read_replay(p).records:
+                    open_envelope(raw)  # decode + Ed25519 check, nothing else
+
+        def full() -> None:
+            for p in paths:
+                if not verify_file(p, manifests).ok:
+                    raise SystemExit(f"{p} did not verify")
+
+        sig_times, full_times = [], []
+        for _ in range(5):  # interleaved, so both see the same machine load
+            start = time.perf_counter()
+            signatures_only()
+            sig_times.append(time.perf_counter() - start)
+            start = time.perf_counter()
+            full()
+            full_times.append(time.perf_counter() - start)
+    sig, whole = min(sig_times), min(full_times)
+    print(f"verify: {replays} replays, {records} records")
+    print(f"  signatures only: {records / sig:,.0f} records/s")
+    print(f"  full verification: {records / whole:,.0f} records/s "
+          f"(chain, protocol, every action re-played, every state hash)")
+    print(f"  full / signatures-only time: {whole / sig:.2f}x (best of 5 each)")
+
+
 def main(argv: list[str] | None = None) -> None:
-    ap = argparse.ArgumentParser(description="Rules engine benchmark (prints figures).")
+    ap = argparse.ArgumentParser(description="Benchmarks (print figures, assert nothing).")
+    ap.add_argument("part", nargs="?", choices=("engine", "verify", "all"), default="all")
     ap.add_argument("--games", type=int, default=300, help="random-vs-random games to time")
     ap.add_argument("--states", type=int, default=3000, help="sampled states for the per-call timings")
+    ap.add_argument("--replays", type=int, default=20, help="replays written for the verify benchmark")
     ap.add_argument("--festum", action="store_true")
     ns = ap.parse_args(argv)
-    options = Options(festum=ns.festum)
-    manifest = default_manifest()
     print(f"machine: {machine()}")
+    if ns.part in ("engine", "all"):
+        bench_engine(ns.games, ns.states, Options(festum=ns.festum))
+    if ns.part in ("verify", "all"):
+        bench_verify(ns.replays)
 
+
+def bench_engine(games: int, n_states: int, options: Options) -> None:
+    manifest = default_manifest()
     decisions = 0
     start = time.perf_counter()
-    for i in range(ns.games):
+    for i in range(games):
         seed = hashlib.sha256(b"bench %d" % i).digest()
         g = play_game(manifest, options, seed, (RandomBot(2 * i), RandomBot(2 * i + 1)))
         decisions += len(g.history)
     elapsed = time.perf_counter() - start
-    print(f"random vs random: {ns.games / elapsed:.0f} complete games/s on one core "
-          f"({decisions / ns.games:.0f} decisions per game, bots see observations)")
+    print(f"random vs random: {games / elapsed:.0f} complete games/s on one core "
+          f"({decisions / games:.0f} decisions per game, bots see observations)")
 
-    states = sample_states(ns.states, options)
+    states = sample_states(n_states, options)
     fresh = [s.clone() for s in states]
     for s in fresh:
         s._legal = None  # time the generation itself, not the cache

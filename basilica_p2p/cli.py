@@ -62,11 +62,10 @@ def home_of(ctx: typer.Context) -> Path:
 
 
 def load_manifests(paths: list[Path]) -> dict[str, Manifest]:
-    out = {}
-    for path in paths:
-        m = load_manifest_option(path)
-        out[m.hash] = m
-    return out
+    """The default manifest and every one given with --manifest, by hash."""
+    from .replay.verify import known_manifests
+
+    return known_manifests([load_manifest_option(p) for p in paths])
 
 
 def load_manifest_option(path: Optional[Path]) -> Manifest:
@@ -231,7 +230,7 @@ def _walk(path: Path, manifest: list[Path]):  # type: ignore[no-untyped-def]
     from .replay.show import walk
 
     try:
-        return walk(path, load_manifests(manifest) | {default_manifest().hash: default_manifest()})
+        return walk(path, load_manifests(manifest))
     except ReplayError as e:
         raise fail(f"{path}: {e}") from None
 

@@ -7,8 +7,9 @@ checked by :func:`~basilica_p2p.wire.open_envelope`), that the message is
 the one the protocol expects now (protocol/PROTOCOL.md §6), the
 commitments and reveals, the legality of every action in the rules
 engine, every acknowledged state hash, and the final result.  The first
-problem raises :class:`ProtocolError`; the referee's state is then left as
-it was before that envelope.
+problem raises :class:`ProtocolError`; every step checks before it changes
+anything (the engine's apply is itself all-or-nothing), so the referee's
+state is then left as it was before that envelope.
 """
 
 from __future__ import annotations
@@ -111,24 +112,9 @@ class Referee:
         sender = self.spec.player_of(env.sender)
         if sender is None:
             raise ProtocolError(f"seq {env.seq}: signed by a key that is not a player of this game")
-        snapshot = self._save()
-        try:
-            self._dispatch(env, sender)
-        except ProtocolError:
-            self._restore(snapshot)
-            raise
+        self._dispatch(env, sender)
         self.seq += 1
         self.prev = env.hash
-
-    def _save(self) -> tuple[object, ...]:
-        return (self.game.clone() if self.game else None, self._step, self._who, list(self._commits),
-                list(self._nonces), self._awaiting_ack, dict(self._jester), list(self._jester_order),
-                set(self._revealed), self._results, self._bad_reveal, self.outcome)
-
-    def _restore(self, s: tuple[object, ...]) -> None:
-        (self.game, self._step, self._who, self._commits, self._nonces, self._awaiting_ack,  # type: ignore[assignment]
-         self._jester, self._jester_order, self._revealed, self._results, self._bad_reveal,
-         self.outcome) = s  # type: ignore[assignment]
 
     def _dispatch(self, env: Envelope, sender: int) -> None:
         where = f"seq {env.seq}"
@@ -192,14 +178,15 @@ class Referee:
             # A recorded forfeit, never a re-roll: the other side must now record it.
             self._bad_reveal = sender
             return
-        self._nonces.append(nonce)
-        self._next("reveal", "action")
-        if len(self._nonces) == 2:
-            seed = game_seed(self.spec.game, self._nonces[0], self._nonces[1])
+        if sender == 1:
+            seed = game_seed(self.spec.game, self._nonces[0], nonce)
             try:
                 self.game = Game.new(self.spec.manifest, self.spec.options, seed)
             except EngineError as e:
                 raise ProtocolError(f"{where}: cannot set up the game: {e}") from None
+        self._nonces.append(nonce)
+        self._next("reveal", "action")
+        if self.game is not None:
             self._to_next_decision()
 
     def _to_next_decision(self) -> None:
@@ -272,8 +259,8 @@ class Referee:
             raise ProtocolError(f"{where}: {e}") from None
         if kind != JESTER:
             raise ProtocolError(f"{where}: a Jester reveal must hold Jester colours")
-        self._revealed.add(sender)
         self._apply(b["action"], sender, ply, where)
+        self._revealed.add(sender)
 
     def _result(self, b: dict, sender: int, where: str) -> None:  # type: ignore[type-arg]
         g = self.game

@@ -73,11 +73,15 @@ def referee_for(replay: ReplayFile, manifests: dict[str, Manifest]) -> Referee:
         raise ReplayError(0, replay.offsets[0], str(e)) from None
 
 
+def known_manifests(extra: list[Manifest] | None = None) -> dict[str, Manifest]:
+    """The manifests a replay may name: the default one and any the user passed."""
+    out = {m.hash: m for m in [default_manifest(), *(extra or [])]}
+    return out
+
+
 def verify_file(path: Path, manifests: dict[str, Manifest] | None = None) -> Verdict:
     """Check every record; the verdict names the first failing one."""
-    manifests = manifests or {}
-    default = default_manifest()
-    manifests = {default.hash: default, **manifests}
+    manifests = manifests if manifests is not None else known_manifests()
     name = str(path)
     try:
         replay = read_replay(path)
