@@ -14,7 +14,6 @@ state is then left as it was before that envelope.
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass
 
 from .engine import EngineError, Game, Manifest, Options, parse_action
@@ -23,6 +22,12 @@ from .wire import Envelope, ProtocolError, SHUFFLE_SCHEME, commitment, game_seed
 from .wire.envelope import PROTOCOL_VERSION
 
 END_FORFEIT = "forfeit"
+
+# The ``prev`` of a game's first envelope.  The chain cannot start at the
+# replay header: the host sends its hello before it knows the joiner's key,
+# which the header holds.  The header is authenticated instead by the
+# signed hellos, which must agree with it field by field.
+GENESIS = bytes(32)
 
 
 @dataclass(frozen=True)
@@ -54,12 +59,12 @@ class Outcome:
 
 
 class Referee:
-    def __init__(self, spec: GameSpec, first_prev: bytes) -> None:
+    def __init__(self, spec: GameSpec) -> None:
         if spec.players[0] == spec.players[1]:
             raise ProtocolError("both players have the same key")
         self.spec = spec
         self.seq = 0
-        self.prev = first_prev
+        self.prev = GENESIS
         self.game: Game | None = None
         self.outcome: Outcome | None = None
         self._step = "hello"  # what comes next; see _expect
@@ -282,6 +287,3 @@ class Referee:
         self.outcome = Outcome(scores, 1 - loser, END_FORFEIT, moves, env.body["reason"])
 
 
-def header_hash(header_bytes: bytes) -> bytes:
-    """The ``prev`` of the first envelope: the chain starts at the replay header."""
-    return hashlib.sha256(header_bytes).digest()

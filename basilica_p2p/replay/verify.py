@@ -8,7 +8,7 @@ from typing import Any
 
 from ..engine import Manifest, Options, default_manifest
 from ..engine.errors import EngineError
-from ..referee import GameSpec, Outcome, Referee, header_hash
+from ..referee import GameSpec, Outcome, Referee
 from ..wire import ProtocolError, open_envelope
 from .file import ReplayError, ReplayFile, TornTail, read_replay
 
@@ -68,7 +68,7 @@ def spec_from_replay(replay: ReplayFile, manifests: dict[str, Manifest]) -> Game
 def referee_for(replay: ReplayFile, manifests: dict[str, Manifest]) -> Referee:
     spec = spec_from_replay(replay, manifests)
     try:
-        return Referee(spec, header_hash(replay.header_bytes))
+        return Referee(spec)
     except ProtocolError as e:
         raise ReplayError(0, replay.offsets[0], str(e)) from None
 
