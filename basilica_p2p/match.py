@@ -24,7 +24,7 @@ from .bots import Bot, bot_rng_seed, make_bot
 from .identity import Identity
 from .engine import (
     END_STACK,
-    END_THIRD_SCORING,
+    END_LAST_SCORING,
     Event,
     Game,
     Manifest,
@@ -61,7 +61,7 @@ class GameRecord:
     turns: int
     decisions: int
     scorings: int
-    end: str  # END_THIRD_SCORING or END_STACK
+    end: str  # END_LAST_SCORING or END_STACK
     state_hash: str
     moves: tuple[str, ...] = ()  # in notation, kept only when asked for
 
@@ -147,7 +147,7 @@ class MatchSummary:
             "score_stdev": [round(self.score_stats(p)[1], 3) for p in (1, 2)],
             "turns_mean": round(statistics.fmean(turns), 3) if turns else None,
             "turns_median": statistics.median(turns) if turns else None,
-            "ended_third_scoring": sum(1 for r in self.games if r.end == END_THIRD_SCORING),
+            "ended_third_scoring": sum(1 for r in self.games if r.end == END_LAST_SCORING),
             "ended_stack": sum(1 for r in self.games if r.end == END_STACK),
             "interrupted": self.interrupted,
             "replays": self.replays,
@@ -179,7 +179,7 @@ class MatchSummary:
                           f"{mean:.1f}", f"{sd:.1f}")
         console.print(table)
         turns = [r.turns for r in self.games]
-        third = sum(1 for r in self.games if r.end == END_THIRD_SCORING)
+        third = sum(1 for r in self.games if r.end == END_LAST_SCORING)
         console.print(f"mean turns {statistics.fmean(turns):.1f} (median {statistics.median(turns):.1f}); "
                       f"ended at the {ordinal(self.last_scoring)} scoring: {third}, on the stack: {n - third}")
         if self.replays:

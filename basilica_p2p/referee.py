@@ -53,7 +53,7 @@ class GameSpec:
 class Outcome:
     scores: tuple[int, int]
     winner: int | None  # 0 or 1; None for a shared victory
-    end: str  # "third-scoring", "stack" or "forfeit"
+    end: str  # "last-scoring", "stack" or "forfeit"
     moves: int  # decisions played
     reason: str = ""  # why, for a forfeit
 

@@ -1111,7 +1111,7 @@ def test_D24_jester_colours_before_the_final_scoring_too() -> None:
     play(g, "V1:e1")
     assert g.pending.kind == JESTER_COLORS and not g.over
     play(g, "J:a1=B")
-    assert g.over and g.end_reason == "third-scoring" and g.scores == [3, 1]
+    assert g.over and g.end_reason == "last-scoring" and g.scores == [3, 1]
 
 
 # --- D25, D26 ------------------------------------------------------------------------------------
@@ -1187,7 +1187,7 @@ def test_D26_third_scoring_no_clean_up_no_refill() -> None:
     stack_before = list(g.stack)
     play(g, "V1:b1")
     # Y {a1,b1} with an Architect: 2*2 = 4
-    assert g.over and g.end_reason == "third-scoring" and g.scores == [24, 30] and g.scorings == 3
+    assert g.over and g.end_reason == "last-scoring" and g.scores == [24, 30] and g.scorings == 3
     assert g.builders == {C("a1"): (0, ARCHITECT)}  # no clean-up
     assert set(g.vaults) == {C("a1"), C("a2"), C("b1")}
     assert g.market[0] is None and g.orders[0] == o1 and g.stack == stack_before  # no refill

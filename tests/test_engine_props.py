@@ -125,7 +125,7 @@ def check_invariants(g: Game, prev_scores: list[int]) -> None:
     assert g.scorings <= len(m.crown_spaces)
     if g.over:
         assert g.to_move is None and g.legal_actions() == []
-        assert g.end_reason in ("stack", "third-scoring")
+        assert g.end_reason in ("stack", "last-scoring")
         return
     acts = g.legal_actions()
     assert acts, "the player to move must have a legal action (D7)"

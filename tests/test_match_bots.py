@@ -37,9 +37,9 @@ def test_match_summary_adds_up() -> None:
     for r in s["results"]:
         a, b = r["scores"]
         assert r["winner"] == (1 if a > b else 2 if b > a else None)
-        assert r["end"] in ("third-scoring", "stack")
+        assert r["end"] in ("last-scoring", "stack")
         # A game that ended at the third scoring scored three times.
-        assert r["end"] != "third-scoring" or r["scorings"] == 3
+        assert r["end"] != "last-scoring" or r["scorings"] == 3
 
 
 def test_greedy_beats_random() -> None:

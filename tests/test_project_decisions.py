@@ -149,3 +149,96 @@ def test_P9_vault_faces_show_ids_order_faces_never_do() -> None:
     assert all(isinstance(f, OrderFace) and not hasattr(f, "tile") for f in obs.orders)
     assert all(f.crown is None for f in obs.orders)  # D18 with the default manifest
     assert isinstance(obs.stack_top, OrderFace)
+
+
+# --- cases found open in review (docs/rules.md P10-P15) -----------------------
+
+def test_P10_the_game_ends_at_the_scoring_on_the_last_crown_space() -> None:
+    from dataclasses import replace
+
+    from helpers import SCENARIO_MANIFEST
+
+    m = replace(SCENARIO_MANIFEST, crown_spaces=(1, 2))
+    t = Tiles(m)
+    crowned = [t.take(crown=True, wild=False) for _ in range(2)]
+    g = build(t, market=[crowned[0], crowned[1], t.plain()], builders={})
+    play(g, "V1:a1")  # pawn onto space 1: the first scoring, turn ends
+    assert g.scorings == 1 and not g.over
+    p = g.to_move
+    play(g, "V1:b1" if g.market[0] == crowned[1] else "V2:b1")
+    assert g.over and g.scorings == 2 and g.end_reason == "last-scoring"
+    assert p is not None
+
+
+def test_P11_altar_order_with_only_one_free_tile_places_one() -> None:
+    t = Tiles(festum=True)
+    altar = t.take(order=Order.ALTAR)
+    g = build(t, options=FESTUM, vaults={"a1": t.plain(), "b1": t.plain()}, altars=["b1"],
+              orders=[altar, t.take(order=Order.SCAFFOLDING), t.take(order=Order.SCAFFOLDING)])
+    play(g, "O1:a1")
+    assert g.altars == {C("a1"), C("b1")} and g.pending.kind == MAIN and g.actions == 1
+
+
+def test_P12_confuse_may_remove_your_own_builder_from_an_altar() -> None:
+    t = Tiles(festum=True)
+    confuse = t.take(order=Order.CONFUSE)
+    g = build(t, options=FESTUM, vaults={"a1": t.plain(), "b1": t.plain(), "c1": t.plain()},
+              builders={"a1": (0, "-"), "b1": (1, "-")}, altars=["a1"], coins=(1, 0),
+              orders=[confuse, t.take(order=Order.SCAFFOLDING), t.take(order=Order.SCAFFOLDING)])
+    assert "O1:a1" in legal_strs(g)
+    play(g, "O1:a1")
+    assert C("a1") not in g.builders and g.supply[0] == 5
+
+
+def test_P13_paid_confuse_is_offered_even_with_a_single_possible_move() -> None:
+    t = Tiles()
+    confuse = t.take(order=Order.CONFUSE)
+    g = build(t, vaults={"a1": t.plain(), "b1": t.plain(), "d1": t.plain()},
+              builders={"a1": (1, "-"), "d1": (0, "-")},
+              orders=[confuse, t.take(order=Order.SCAFFOLDING), t.take(order=Order.SCAFFOLDING)])
+    play(g, "O1:d1")
+    assert legal_strs(g) == ["pass", "$"]  # player 2 holds a coin: asked, although a1-b1 is the only move
+
+
+def test_P14_redeal_discards_V1_V2_V3_vault_face_up_in_order() -> None:
+    g = _all_wild_blocked()
+    before = list(g.market)
+    play(g, "V*")
+    assert g.discard[:3] == before
+    assert set(before) <= g.discard_up
+
+
+def test_P15_redeal_with_an_empty_second_stack_ends_the_game() -> None:
+    g = _all_wild_blocked()
+    g.discard.extend(g.stack)
+    g.stack = []
+    g.reshuffles = 1
+    g._legal = None
+    assert "V*" in legal_strs(g)
+    play(g, "V*")
+    assert g.over and g.end_reason == "stack"
+
+
+def test_apply_refuses_equal_values_of_the_wrong_types_and_changes_nothing() -> None:
+    import pytest
+
+    from basilica_p2p.engine import Action, IllegalAction
+
+    t = Tiles()
+    g = build(t, vaults={"a1": t.plain()})
+    play(g, "V1:b1")  # a builder may now follow on b1
+    before = g.state_hash()
+    legal = g.legal_actions()
+    o = next(a for a in legal if a.kind == "order")
+    for bad in (Action(o.kind, float(o.space), o.cell, o.dest, o.rank, o.colors), tuple(o), Action(True, 1)):
+        with pytest.raises(IllegalAction):
+            g.apply(bad)  # type: ignore[arg-type]
+    assert g.state_hash() == before and g.legal_actions() == legal
+
+
+def test_scoring_space_is_cleared_after_the_scoring() -> None:
+    t = Tiles()
+    crowned = t.take(crown=True, wild=False)
+    g = build(t, market=[t.plain(), t.plain(), crowned], pawn=9, builders={})
+    play(g, "V3:a1")
+    assert g.scorings == 1 and g.scoring_space == 0

@@ -51,7 +51,7 @@ CONFUSE_PAY = "confuse-pay"  # D20: the opponent may pay to choose the CONFUSE m
 CONFUSE_MOVE = "confuse-move"
 JESTER_COLORS = "jester"  # D24
 
-END_THIRD_SCORING = "third-scoring"
+END_LAST_SCORING = "last-scoring"  # the scoring on the last crown space (the third by default, P10)
 END_STACK = "stack"
 
 
@@ -461,6 +461,10 @@ class Game:
         """
         if self.over:
             raise IllegalAction("§8", "the game is over")
+        if not _well_typed(action):
+            # An equal-comparing tuple with floats or other types would pass the
+            # membership test below and fail half-way through the dispatch.
+            raise IllegalAction("§5", f"not an action value: {action!r}"[:200])
         if self._legal is None:
             self._legal = self._generate()
         if action not in self._legal:
@@ -767,7 +771,7 @@ class Game:
         self.events.append(Event("scoring", f"scoring {self.scorings}: +{result.points[0]} / +{result.points[1]}"))
         if self.end_reason == END_STACK or self.scorings >= len(self.setup.crown_spaces):
             if not self.end_reason:
-                self.end_reason = END_THIRD_SCORING
+                self.end_reason = END_LAST_SCORING
             self._game_over()  # D26: no clean-up, no refill
             return
         scorer = self.active
@@ -775,6 +779,7 @@ class Game:
         self._cleanup_refill = True  # read by _stack_out if this refill empties the stack (D26)
         self._refill_vault_space(self.scoring_space)
         self._cleanup_refill = False
+        self.scoring_space = 0
         # D21.4: the opponent of the player whose turn set off the scoring plays next.
         self.active = scorer
         self._end_turn()
@@ -942,6 +947,16 @@ class Game:
     def __repr__(self) -> str:
         state = f"over ({self.end_reason})" if self.over else f"turn {self.turn}, player {self.active + 1}"
         return f"<Game {state}, scores {self.scores[0]}-{self.scores[1]}>"
+
+
+def _well_typed(a: object) -> bool:
+    if type(a) is not Action:
+        return False
+    kind, space, cell, dest, rank, colors = a  # type: ignore[misc]
+    if type(kind) is not str or type(space) is not int or type(cell) is not int or type(dest) is not int \
+            or type(rank) is not int or type(colors) is not tuple:
+        return False
+    return all(type(p) is tuple and len(p) == 2 and type(p[0]) is int and type(p[1]) is int for p in colors)
 
 
 def describe_pending(p: Pending) -> str:
