@@ -29,6 +29,8 @@ id_app = typer.Typer(help="Your identity: the Ed25519 key that signs your games.
 app.add_typer(id_app, name="id")
 replay_app = typer.Typer(help="Look into replay files: the game move by move, or as JSON.", no_args_is_help=True)
 app.add_typer(replay_app, name="replay")
+peers_app = typer.Typer(help="Peers you have played: which key goes with which name.", no_args_is_help=True)
+app.add_typer(peers_app, name="peers")
 
 def fail(message: str, code: int = 2) -> typer.Exit:
     """Print one line on stderr and return the Exit to raise."""
@@ -297,6 +299,210 @@ def replay_export(
             out.write_text(text)
         except OSError as e:
             raise fail(f"cannot write {out}: {e.strerror}") from None
+
+
+# --- network play ---------------------------------------------------------------
+
+def _net_options(
+    bot: Optional[str], ruleset: Ruleset, festum: bool, festum_removal: bool, manifest: Optional[Path],
+    replay_dir: Optional[Path], handshake_timeout: float, idle_timeout: float, ping_interval: float,
+    frame_timeout: float, move_time: Optional[float], ctx: typer.Context, role: str, games: int = 1,
+    quiet: bool = False,
+):  # type: ignore[no-untyped-def]
+    """Everything host and join share, checked, as a PeerConfig."""
+    import os as _os
+
+    from .bots import BotSpecError, make_bot
+    from .engine import Options
+    from .identity import IdentityError, create_identity, load_identity, local_identity
+    from .net.peer import PeerConfig
+    from .net.peers import KnownPeers
+    from .net.prompt import PromptPlayer
+    from .net.session import Settings, Timeouts
+
+    home = home_of(ctx)
+    man = load_manifest_option(manifest)
+    try:
+        options = Options(ruleset, festum, festum_removal)
+    except EngineError as e:
+        raise fail(str(e)) from None
+    if idle_timeout <= ping_interval:
+        raise fail("--idle-timeout must be longer than --ping-interval")
+    try:
+        if bot:
+            make_bot(bot, man, 0)  # fail early on a bad name
+            label = bot.split(":")[-1].lower()[:40]
+            me = local_identity(home, f"bot-{role}", f"{label}-{role}")
+        else:
+            try:
+                me = load_identity(home)
+            except IdentityError:
+                me = create_identity(home, "player")
+                typer.echo(f"made a new identity 'player' in {home} (see 'basilica id')", err=True)
+    except BotSpecError as e:
+        raise fail(str(e)) from None
+    except (IdentityError, OSError) as e:
+        raise fail(f"identity: {e}") from None
+
+    def agent_for(k: int):  # type: ignore[no-untyped-def]
+        if bot:
+            return make_bot(bot, man, int.from_bytes(_os.urandom(8), "big"))
+        return PromptPlayer()
+
+    timeouts = Timeouts(handshake_timeout, ping_interval, idle_timeout, frame_timeout, move_time)
+    return PeerConfig(me, Settings(options, man), agent_for, replay_dir or home / "replays", KnownPeers(home),
+                      timeouts, games, log=(lambda m: None) if quiet else (lambda m: typer.echo(m, err=True)))
+
+
+def _report_games(reports, me_name: str) -> None:  # type: ignore[no-untyped-def]
+    for i, r in enumerate(reports, start=1):
+        o = r.outcome
+        if o.end == "forfeit":
+            what = "we won by forfeit" if o.winner == r.seat else "we forfeited"
+        elif o.winner is None:
+            what = "shared victory"
+        else:
+            what = "we won" if o.winner == r.seat else "we lost"
+        typer.echo(f"game {i}: {me_name} (player {r.seat + 1}) vs {r.peer}: {o.scores[0]}-{o.scores[1]}, {what}, "
+                   f"{o.moves} moves ({o.end}); replay {r.replay}")
+
+
+def _run_peer(coro_fn, config) -> None:  # type: ignore[no-untyped-def]
+    import trio
+
+    from .net.session import SessionError
+
+    try:
+        reports = trio.run(coro_fn)
+    except SessionError as e:
+        raise fail(str(e), code=1) from None
+    except OSError as e:
+        raise fail(f"network: {e.strerror or e}", code=1) from None
+    _report_games(reports, config.me.name)
+
+
+NET_HELP = {
+    "bot": "Let a bot play: random, greedy or module:Class (docs/bots.md). Without it you play at a prompt.",
+    "replay_dir": "Where this side's replays go (default: the replays folder under --home).",
+    "handshake": "Seconds for the hellos to be exchanged.",
+    "idle": "Seconds of silence (not even a keepalive) after which the peer is gone.",
+    "ping": "Seconds between keepalives.",
+    "frame": "Seconds a started frame may take to arrive whole (stops byte-trickling peers).",
+    "move": "Seconds the peer may take per decision (default: no limit); past it the peer forfeits.",
+}
+
+
+@app.command("host")
+def host_cmd(
+    ctx: typer.Context,
+    port: int = typer.Option(7431, "--port", min=0, max=65535, help="TCP port to listen on (0: any free port)."),
+    bind: str = typer.Option("0.0.0.0", "--bind", help="Address to listen on (0.0.0.0: every interface)."),
+    games: int = typer.Option(1, "--games", "-n", min=1, max=10_000, help="Games to play on this connection; "
+                              "seats alternate."),
+    bot: Optional[str] = typer.Option(None, "--bot", help=NET_HELP["bot"]),
+    ruleset: Ruleset = typer.Option(Ruleset.PORTAL2022.value, "--ruleset", case_sensitive=False,
+                                    help="classic (2010) or portal2022; the joiner must agree."),
+    festum: bool = typer.Option(False, "--festum", metavar="", help="Play with the festum expansion."),
+    festum_removal: bool = typer.Option(False, "--festum-removal", metavar="", help="With --festum: remove 6 tiles."),
+    manifest: Optional[Path] = typer.Option(None, "--manifest", help="Your own component manifest (JSON)."),
+    replay_dir: Optional[Path] = typer.Option(None, "--replay-dir", help=NET_HELP["replay_dir"]),
+    handshake_timeout: float = typer.Option(20.0, "--handshake-timeout", min=0.1, help=NET_HELP["handshake"]),
+    idle_timeout: float = typer.Option(30.0, "--idle-timeout", min=0.1, help=NET_HELP["idle"]),
+    ping_interval: float = typer.Option(5.0, "--ping-interval", min=0.05, help=NET_HELP["ping"]),
+    frame_timeout: float = typer.Option(10.0, "--frame-timeout", min=0.1, help=NET_HELP["frame"]),
+    move_time: Optional[float] = typer.Option(None, "--move-time", min=0.1, help=NET_HELP["move"]),
+) -> None:
+    """Wait for a peer to join, then play. Prints the address and port it listens on."""
+    from .net import peer as net_peer
+
+    config = _net_options(bot, ruleset, festum, festum_removal, manifest, replay_dir, handshake_timeout,
+                          idle_timeout, ping_interval, frame_timeout, move_time, ctx, "host", games)
+
+    def ready(address: str, actual: int) -> None:
+        typer.echo(f"listening on {address}:{actual}", err=False)
+        sys.stdout.flush()
+
+    _run_peer(lambda: net_peer.host(bind, port, config, ready), config)
+
+
+@app.command("join")
+def join_cmd(
+    ctx: typer.Context,
+    address: str = typer.Argument(..., help="The host as HOST:PORT, e.g. 192.168.1.20:7431."),
+    bot: Optional[str] = typer.Option(None, "--bot", help=NET_HELP["bot"]),
+    ruleset: Ruleset = typer.Option(Ruleset.PORTAL2022.value, "--ruleset", case_sensitive=False,
+                                    help="classic (2010) or portal2022; must match the host."),
+    festum: bool = typer.Option(False, "--festum", metavar="", help="Play with the festum expansion."),
+    festum_removal: bool = typer.Option(False, "--festum-removal", metavar="", help="With --festum: remove 6 tiles."),
+    manifest: Optional[Path] = typer.Option(None, "--manifest", help="Your own component manifest (JSON)."),
+    replay_dir: Optional[Path] = typer.Option(None, "--replay-dir", help=NET_HELP["replay_dir"]),
+    handshake_timeout: float = typer.Option(20.0, "--handshake-timeout", min=0.1, help=NET_HELP["handshake"]),
+    idle_timeout: float = typer.Option(30.0, "--idle-timeout", min=0.1, help=NET_HELP["idle"]),
+    ping_interval: float = typer.Option(5.0, "--ping-interval", min=0.05, help=NET_HELP["ping"]),
+    frame_timeout: float = typer.Option(10.0, "--frame-timeout", min=0.1, help=NET_HELP["frame"]),
+    move_time: Optional[float] = typer.Option(None, "--move-time", min=0.1, help=NET_HELP["move"]),
+) -> None:
+    """Connect to a host and play as many games as the host starts."""
+    from .net import peer as net_peer
+
+    host_part, sep, port_part = address.rpartition(":")
+    if not sep or not port_part.isdigit() or not 0 < int(port_part) < 65536 or not host_part:
+        raise fail(f"{address!r} is not HOST:PORT")
+    config = _net_options(bot, ruleset, festum, festum_removal, manifest, replay_dir, handshake_timeout,
+                          idle_timeout, ping_interval, frame_timeout, move_time, ctx, "join")
+    _run_peer(lambda: net_peer.join(host_part.strip("[]"), int(port_part), config), config)
+
+
+@peers_app.command("list")
+def peers_list(ctx: typer.Context) -> None:
+    """Every peer name you have played and the fingerprint of its key."""
+    from .identity import fingerprint
+    from .net.peers import KnownPeers, PeerKeyMismatch
+
+    try:
+        data = KnownPeers(home_of(ctx)).load()
+    except PeerKeyMismatch as e:
+        raise fail(str(e)) from None
+    if not data:
+        typer.echo("no known peers yet")
+    for name, key in sorted(data.items()):
+        typer.echo(f"{name:<24} {fingerprint(bytes.fromhex(key))}")
+
+
+@peers_app.command("trust")
+def peers_trust(
+    ctx: typer.Context,
+    name: str = typer.Argument(..., help="The peer's name."),
+    key: str = typer.Argument(..., help="Its public key, 64 hex digits (as the refusal message shows)."),
+) -> None:
+    """Accept a new key for a name (after checking with the peer that it really changed)."""
+    from .net.peers import KnownPeers, PeerKeyMismatch
+
+    try:
+        raw = bytes.fromhex(key)
+    except ValueError:
+        raw = b""
+    if len(raw) != 32:
+        raise fail("a key is 64 hex digits")
+    try:
+        KnownPeers(home_of(ctx)).trust(name, raw)
+    except PeerKeyMismatch as e:
+        raise fail(str(e)) from None
+    typer.echo(f"{name} is now trusted with this key")
+
+
+@peers_app.command("forget")
+def peers_forget(ctx: typer.Context, name: str = typer.Argument(..., help="The peer's name.")) -> None:
+    """Forget a peer; its key is learned again on the next contact."""
+    from .net.peers import KnownPeers, PeerKeyMismatch
+
+    try:
+        gone = KnownPeers(home_of(ctx)).forget(name)
+    except PeerKeyMismatch as e:
+        raise fail(str(e)) from None
+    if not gone:
+        raise fail(f"no known peer named {name!r}")
+    typer.echo(f"forgot {name}")
 
 
 def _is_usage_error(e: Exception) -> bool:

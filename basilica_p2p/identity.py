@@ -123,12 +123,13 @@ def load_identity(home: Path) -> Identity:
     return Identity(name, key)
 
 
-def local_identity(home: Path, label: str) -> Identity:
-    """One of the two identities that sign local matches (made on first use)."""
+def local_identity(home: Path, label: str, name: str | None = None) -> Identity:
+    """An identity the client keeps for itself: the two sides of local matches,
+    or a bot playing over the network (made on first use)."""
     path = home / "local" / f"{label}.key"
     if not path.exists():
         try:
             _write_private(path, Ed25519PrivateKey.generate(), force=False)
         except IdentityError:
             pass  # another process made it first
-    return Identity(f"local-{label}", _read_private(path))
+    return Identity(check_name(name or f"local-{label}"), _read_private(path))

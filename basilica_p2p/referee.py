@@ -84,6 +84,24 @@ class Referee:
     def finished(self) -> bool:
         return self.outcome is not None
 
+    def waiting_for(self) -> tuple[str, int]:
+        """The message type that must come next and the player (0 or 1) who sends it."""
+        if self._bad_reveal is not None:
+            return "forfeit", 1 - self._bad_reveal
+        return self._step, self._who
+
+    @property
+    def ack_ply(self) -> int | None:
+        """The ply whose acknowledgement is awaited, if any."""
+        return self._awaiting_ack
+
+    def jester_ply(self, player: int) -> int:
+        """The ply of ``player``'s decision in the current secret Jester round."""
+        assert self.game is not None
+        if player in self._jester:
+            return self._jester[player][0]
+        return len(self.game.history) + self._jester_order.index(player)
+
     def expected(self) -> str:
         """What the referee waits for next, in words."""
         if self.outcome is not None:

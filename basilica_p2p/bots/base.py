@@ -29,16 +29,51 @@ def bot_rng_seed(game_seed: bytes, seat: int) -> int:
 
 
 def make_bot(spec: str, manifest: Manifest, seed: int) -> Bot:
-    """Build a bot from its command-line name (``random`` or ``greedy``)."""
+    """Build a bot from its command-line name: ``random``, ``greedy`` or ``module:Class``.
+
+    A ``module:Class`` bot is imported and built as ``Class(manifest=..., seed=...)``
+    (or ``Class()`` if it takes no arguments); docs/bots.md describes the interface.
+    """
     from .greedy import GreedyBot
     from .random_bot import RandomBot
 
-    name = spec.strip().lower()
+    text = spec.strip()
+    name = text.lower()
     if name == "random":
         return RandomBot(seed)
     if name == "greedy":
         return GreedyBot(manifest, seed)
-    raise BotSpecError(f"unknown bot {spec!r} (known: random, greedy)")
+    if ":" in text:
+        return _load_bot(text, manifest, seed)
+    raise BotSpecError(f"unknown bot {spec!r} (known: random, greedy, or module:Class)")
+
+
+def _load_bot(spec: str, manifest: Manifest, seed: int) -> Bot:
+    import importlib
+
+    module_name, _, class_name = spec.partition(":")
+    try:
+        module = importlib.import_module(module_name)
+    except Exception as e:  # an arbitrary user module may fail in any way on import
+        raise BotSpecError(f"cannot import bot module {module_name!r}: {type(e).__name__}: {e}") from None
+    cls = getattr(module, class_name, None)
+    if cls is None:
+        raise BotSpecError(f"module {module_name!r} has no {class_name!r}")
+    try:
+        try:
+            bot = cls(manifest=manifest, seed=seed)
+        except TypeError:
+            bot = cls()
+    except Exception as e:
+        raise BotSpecError(f"cannot create bot {spec!r}: {type(e).__name__}: {e}") from None
+    if not callable(getattr(bot, "choose", None)):
+        raise BotSpecError(f"{spec!r} has no choose(observation, legal_actions) method")
+    if not isinstance(getattr(bot, "name", None), str):
+        try:
+            bot.name = class_name
+        except AttributeError:
+            pass
+    return bot  # type: ignore[no-any-return]
 
 
 BOT_NAMES = ("random", "greedy")

@@ -1,0 +1,83 @@
+"""``basilica host`` and ``basilica join``: open the connection, play the games, say goodbye.
+
+The host decides how many games are played on one connection; seats
+alternate (the host is player 1 in the first game, the joiner in the
+second, ...), and player 1 always speaks first.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import trio
+
+from ..engine import Game
+from ..identity import Identity
+from .framing import PeerBye, PeerClosed
+from .peers import KnownPeers
+from .session import Agent, Connection, GameReport, PeerGone, Settings, Timeouts, play_one_game
+
+
+@dataclass
+class PeerConfig:
+    me: Identity
+    settings: Settings
+    agent_for: Callable[[int], Agent]  # game number -> who decides
+    replay_dir: Path
+    peers: KnownPeers | None = None
+    timeouts: Timeouts = Timeouts()
+    games: int = 1  # the host's choice
+    log: Callable[[str], None] = lambda s: None
+    on_move: Callable[[Game, int, str], None] | None = None
+    on_game: Callable[[GameReport], None] | None = None
+
+
+async def play_games(stream: trio.abc.Stream, hosting: bool, config: PeerConfig) -> list[GameReport]:
+    conn = Connection(stream, config.timeouts)
+    reports: list[GameReport] = []
+    try:
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(conn.keepalive)
+            k = 0
+            while True:
+                if hosting and k == config.games:
+                    await conn.framed.send_control("bye")
+                    break
+                seat = k % 2 if hosting else 1 - k % 2
+                try:
+                    report = await play_one_game(conn, config.me, seat, config.settings, config.agent_for(k),
+                                                 config.replay_dir, config.peers, config.log, config.on_move)
+                except PeerBye:
+                    if hosting or not reports:
+                        raise PeerGone("the peer left before the game began") from None
+                    break
+                reports.append(report)
+                if config.on_game is not None:
+                    config.on_game(report)
+                k += 1
+            nursery.cancel_scope.cancel()
+    except PeerClosed as e:
+        raise PeerGone(f"the connection ended: {e}") from None
+    finally:
+        await conn.framed.aclose()
+    return reports
+
+
+async def host(bind: str, port: int, config: PeerConfig, ready: Callable[[str, int], None]) -> list[GameReport]:
+    """Listen, take the first peer that connects, play, return the reports."""
+    listeners = await trio.open_tcp_listeners(port, host=bind)
+    try:
+        address = listeners[0].socket.getsockname()
+        ready(address[0], address[1])
+        stream = await listeners[0].accept()
+    finally:
+        for listener in listeners:
+            await listener.aclose()
+    return await play_games(stream, True, config)
+
+
+async def join(address: str, port: int, config: PeerConfig) -> list[GameReport]:
+    stream = await trio.open_tcp_stream(address, port)
+    return await play_games(stream, False, config)

@@ -1,0 +1,399 @@
+"""One game between two peers over a framed connection, in lockstep.
+
+Both peers feed every envelope, their own and the other's, to their own
+:class:`~basilica_p2p.referee.Referee`, which says whose message comes next.
+If it is ours, we build it, check it with the referee, append it to the
+replay (fsynced) and only then send it.  If it is the peer's, we read it,
+check it, append it, and answer in the next round.  So each replay always
+holds a valid prefix of the game, whatever the network or the peer does,
+and both end up with the same records.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+import trio
+
+from .. import __version__
+from ..engine import Action, Game, Manifest, Observation, Options, format_action, observe
+from ..identity import Identity
+from ..referee import GENESIS, GameSpec, Outcome, Referee
+from ..replay.file import Header, ReplayWriter
+from ..wire import (
+    Envelope,
+    ProtocolError,
+    SHUFFLE_SCHEME,
+    commitment,
+    jester_commitment,
+    new_nonce,
+    open_envelope,
+    seal,
+)
+from ..wire.envelope import PROTOCOL_VERSION
+from .framing import ENVELOPE, FramedStream, PeerBye, PeerClosed, PeerTimeout
+from .peers import KnownPeers, PeerKeyMismatch
+
+
+class Agent(Protocol):
+    """Whoever decides for this side: a bot, or a person at a prompt."""
+
+    name: str
+
+    def choose(self, obs: Observation, legal: list[Action]) -> Action: ...
+
+
+@dataclass(frozen=True)
+class Timeouts:
+    """Deadlines, in seconds (docs/network.md)."""
+
+    handshake: float = 20.0  # the hellos must be exchanged within this
+    ping_interval: float = 5.0  # a keepalive is sent this often
+    idle: float = 30.0  # a peer silent this long (not even a keepalive) is gone
+    frame: float = 10.0  # a frame must arrive whole within this once it began
+    move: float | None = None  # a peer's decision must come within this (no limit by default)
+
+
+@dataclass(frozen=True)
+class Settings:
+    options: Options
+    manifest: Manifest
+
+
+class SessionError(Exception):
+    """The game stopped early; ``str(e)`` is one line for the user."""
+
+
+class PeerMisbehaved(SessionError):
+    """The peer sent something the protocol forbids; we disconnected."""
+
+
+class PeerGone(SessionError):
+    """The connection broke or the peer went silent."""
+
+
+class Refused(SessionError):
+    """The handshake found a difference or an unknown key; nothing was played."""
+
+
+@dataclass
+class GameReport:
+    replay: Path
+    seat: int  # 0: we were player 1
+    peer: str
+    outcome: Outcome
+    game: Game
+
+
+@dataclass
+class _Side:
+    """What one side of a game keeps between messages."""
+
+    ref: Referee
+    writer: ReplayWriter
+    records: list[bytes] = field(default_factory=list)
+    nonce: bytes = b""
+    jester: tuple[str, bytes] | None = None  # our secret Jester choice and its salt
+
+
+def hello_body(me: Identity, settings: Settings) -> dict[str, Any]:
+    o = settings.options
+    return {
+        "protocol": PROTOCOL_VERSION, "software": f"basilica-p2p {__version__}", "ruleset": o.ruleset.value,
+        "festum": o.festum, "removal": o.festum_removal, "manifest": bytes.fromhex(settings.manifest.hash),
+        "name": me.name, "shuffle": SHUFFLE_SCHEME,
+    }
+
+
+def differences(ours: dict[str, Any], theirs: dict[str, Any]) -> list[str]:
+    """What must agree between two hellos and does not, in words."""
+    out = []
+    for key, label in (("protocol", "protocol version"), ("ruleset", "ruleset"), ("festum", "festum expansion"),
+                       ("removal", "festum removal of 6 tiles"), ("manifest", "manifest"),
+                       ("shuffle", "shuffle scheme")):
+        a, b = ours[key], theirs[key]
+        if a != b:
+            if isinstance(a, bytes):
+                a, b = a.hex()[:16], b.hex()[:16]
+            out.append(f"{label}: ours {a}, theirs {b}")
+    return out
+
+
+class Connection:
+    """A framed stream plus the rules for reading from a peer: idle and frame deadlines, keepalives."""
+
+    def __init__(self, stream: trio.abc.Stream, timeouts: Timeouts) -> None:
+        self.framed = FramedStream(stream, timeouts.frame)
+        self.timeouts = timeouts
+        self._pings = 0
+
+    async def keepalive(self) -> None:
+        """Send a ping every ``ping_interval``; run in a nursery for the connection's life."""
+        while True:
+            await trio.sleep(self.timeouts.ping_interval)
+            self._pings += 1
+            await self.framed.send_control("ping", n=self._pings)
+
+    async def send_envelope(self, raw: bytes) -> None:
+        await self.framed.send(ENVELOPE, raw)
+
+    async def receive_envelope(self, deadline: float | None = None) -> bytes:
+        """The next envelope; answers pings on the way, raises on an error notice or silence."""
+        while True:
+            limit = self.timeouts.idle if deadline is None else min(self.timeouts.idle, max(0.0, deadline - trio.current_time()))
+            with trio.move_on_after(limit) as scope:
+                frame = await self.framed.receive()
+            if scope.cancelled_caught:
+                if deadline is not None and trio.current_time() >= deadline:
+                    raise PeerTimeout("the peer did not decide in time")
+                raise PeerTimeout(f"the peer was silent for {self.timeouts.idle:g} s")
+            if frame.kind == ENVELOPE:
+                return frame.body
+            msg = frame.control()
+            if msg["t"] == "ping":
+                await self.framed.send_control("pong", n=msg["n"])
+            elif msg["t"] == "error":
+                reason = msg["reason"] if isinstance(msg["reason"], str) else "?"
+                raise PeerGone(f"the peer stopped the game: {reason[:300]}")
+            elif msg["t"] == "bye":
+                raise PeerBye("the peer said goodbye")
+            # pong and resume need no answer here
+
+    async def tell_error(self, reason: str) -> None:
+        """Best effort: the peer learns why we disconnect."""
+        with trio.move_on_after(1):
+            try:
+                await self.framed.send_control("error", reason=reason[:500])
+            except (PeerClosed, ValueError):
+                pass
+
+
+async def play_one_game(
+    conn: Connection,
+    me: Identity,
+    seat: int,
+    settings: Settings,
+    agent: Agent,
+    replay_dir: Path,
+    peers: KnownPeers | None = None,
+    log: Callable[[str], None] = lambda s: None,
+    on_move: Callable[[Game, int, str], None] | None = None,
+) -> GameReport:
+    """Play one whole game on an open connection; ``seat`` 0 is player 1 (speaks first)."""
+    try:
+        side, peer_name = await _handshake(conn, me, seat, settings, replay_dir, peers, log)
+    except ProtocolError as e:
+        await conn.tell_error(f"bad hello: {e}")
+        raise PeerMisbehaved(f"the peer's hello is invalid: {e}") from None
+    try:
+        await _play(conn, me, seat, agent, side, log, on_move)
+    finally:
+        side.writer.close()
+    assert side.ref.outcome is not None and side.ref.game is not None
+    return GameReport(side.writer.path, seat, peer_name, side.ref.outcome, side.ref.game)
+
+
+async def _handshake(
+    conn: Connection, me: Identity, seat: int, settings: Settings, replay_dir: Path,
+    peers: KnownPeers | None, log: Callable[[str], None],
+) -> tuple[_Side, str]:
+    mine = hello_body(me, settings)
+    deadline = trio.current_time() + conn.timeouts.handshake
+    try:
+        if seat == 0:
+            game = os.urandom(32)
+            first = seal(me.key, game, 0, GENESIS, "hello", mine)
+            await conn.send_envelope(first.raw)
+            second = open_envelope(await conn.receive_envelope(deadline))
+            _check_hello(second, game, 1, first.hash)
+            theirs = second.body
+        else:
+            first = open_envelope(await conn.receive_envelope(deadline))
+            _check_hello(first, first.game, 0, GENESIS)
+            theirs = first.body
+            game = first.game
+    except PeerTimeout:
+        raise PeerGone(f"no hello within {conn.timeouts.handshake:g} s") from None
+    diff = differences(mine, theirs)
+    if diff:
+        reason = "settings differ: " + "; ".join(diff)
+        await conn.tell_error(reason)
+        raise Refused(reason)
+    peer_key = second.sender if seat == 0 else first.sender
+    if peer_key == me.public:
+        reason = "both sides use the same identity; give one of them its own --home or BASILICA_HOME"
+        await conn.tell_error(reason)
+        raise Refused(reason)
+    if theirs["software"] != mine["software"]:
+        log(f"note: the peer runs {theirs['software']}, we run {mine['software']}")
+    if peers is not None:
+        try:
+            check = peers.check(theirs["name"], peer_key)
+        except PeerKeyMismatch as e:
+            await conn.tell_error(f"refused: your key is not the one known for {theirs['name']!r}")
+            raise Refused(str(e)) from None
+        if check.new:
+            log(f"first contact with {theirs['name']!r}: key {check.fingerprint} remembered")
+    if seat == 1:
+        second = seal(me.key, game, 1, first.hash, "hello", mine)
+    names = (first.body["name"], second.body["name"])
+    spec = GameSpec(game, (first.sender, second.sender), names, settings.options, settings.manifest)
+    ref = Referee(spec)
+    ref.feed(first)
+    ref.feed(second)
+    header = Header(settings.options.ruleset.value, settings.options.festum, settings.options.festum_removal,
+                    bytes.fromhex(settings.manifest.hash), game, ((first.sender, names[0]), (second.sender, names[1])))
+    path = replay_dir / f"{game.hex()[:16]}-{'p1' if seat == 0 else 'p2'}.replay"
+    writer = ReplayWriter.create(path, header)
+    side = _Side(ref, writer)
+    for env in (first, second):
+        writer.append(env.raw)
+        side.records.append(env.raw)
+    if seat == 1:
+        await conn.send_envelope(second.raw)  # recorded (and fsynced) before it is sent
+    log(f"game {game.hex()[:16]}: {names[0]} (player 1) vs {names[1]} (player 2); replay {path}")
+    return side, theirs["name"]
+
+
+def _check_hello(env: Envelope, game: bytes, seq: int, prev: bytes) -> None:
+    if env.type != "hello" or env.seq != seq or env.prev != prev or env.game != game:
+        raise ProtocolError(f"expected the hello as message {seq}, got {env.type} {env.seq}")
+
+
+async def _play(
+    conn: Connection, me: Identity, seat: int, agent: Agent, side: _Side, log: Callable[[str], None],
+    on_move: Callable[[Game, int, str], None] | None,
+) -> None:
+    ref = side.ref
+    while not ref.finished:
+        step, who = ref.waiting_for()
+        if who == seat:
+            env = await _make(me, seat, agent, side, step)
+            ref.feed(env)  # our own message goes through the same checks
+            side.writer.append(env.raw)
+            side.records.append(env.raw)
+            await conn.send_envelope(env.raw)
+        else:
+            deadline = None
+            if conn.timeouts.move is not None and step in ("action", "jcommit"):
+                deadline = trio.current_time() + conn.timeouts.move
+            try:
+                raw = await conn.receive_envelope(deadline)
+            except PeerTimeout as e:
+                if deadline is not None and trio.current_time() >= deadline:
+                    await _record_forfeit(conn, me, side, 1 - seat, f"no decision within {conn.timeouts.move:g} s")
+                    return
+                raise PeerGone(str(e)) from None
+            except PeerClosed as e:
+                raise PeerGone(f"the connection ended: {e}") from None
+            await _accept(conn, side, raw, seat, log)
+        if on_move is not None and step in ("action", "jreveal") and ref.game is not None:
+            on_move(ref.game, who, format_action(ref.game.history[-1]))
+
+
+async def _accept(conn: Connection, side: _Side, raw: bytes, seat: int, log: Callable[[str], None]) -> None:
+    """Check a peer's envelope; on any flaw, tell the peer, keep the evidence, disconnect."""
+    ref = side.ref
+    try:
+        env = open_envelope(raw)
+    except ProtocolError as e:
+        await conn.tell_error(f"rejected message {ref.seq}: {e}")
+        raise PeerMisbehaved(f"the peer sent an invalid message: {e}") from None
+    if env.seq < ref.seq and env.game == ref.spec.game and env.raw != side.records[env.seq]:
+        held = open_envelope(side.records[env.seq])
+        if held.sender == env.sender:
+            path = write_evidence(side.writer.path, held.raw, env.raw)
+            await conn.tell_error(f"you signed two different messages for seq {env.seq}")
+            raise PeerMisbehaved(f"the peer signed two different messages for seq {env.seq}; evidence in {path}")
+    if env.sender != ref.spec.players[1 - seat]:
+        await conn.tell_error(f"message {env.seq} is not signed by you")
+        raise PeerMisbehaved(f"message {env.seq} is not signed by the peer's key")
+    try:
+        ref.feed(env)
+    except ProtocolError as e:
+        await conn.tell_error(f"rejected: {e}")
+        raise PeerMisbehaved(f"the peer broke the protocol: {e}") from None
+    side.writer.append(raw)  # recorded before anything we send in answer
+    side.records.append(raw)
+
+
+async def _record_forfeit(conn: Connection, me: Identity, side: _Side, loser: int, reason: str) -> None:
+    ref = side.ref
+    env = seal(me.key, ref.spec.game, ref.seq, ref.prev, "forfeit", {"loser": loser + 1, "reason": reason})
+    ref.feed(env)
+    side.writer.append(env.raw)
+    side.records.append(env.raw)
+    with trio.move_on_after(2):
+        try:
+            await conn.send_envelope(env.raw)
+        except PeerClosed:
+            pass
+
+
+async def _make(me: Identity, seat: int, agent: Agent, side: _Side, step: str) -> Envelope:
+    ref = side.ref
+    g = ref.game
+    game_id = ref.spec.game
+    body: dict[str, Any]
+    if step == "commit":
+        side.nonce = new_nonce()
+        body = {"commitment": commitment(game_id, me.public, side.nonce)}
+    elif step == "reveal":
+        body = {"nonce": side.nonce}
+    elif step == "action":
+        assert g is not None
+        action = await _decide(agent, g, seat)
+        body = {"ply": len(g.history), "action": format_action(action)}
+    elif step == "ack":
+        assert g is not None and ref.ack_ply is not None
+        body = {"ply": ref.ack_ply, "state": bytes.fromhex(g.state_hash())}
+    elif step == "jcommit":
+        assert g is not None
+        view = g
+        if g.to_move != seat:
+            # We choose second, without knowing the first colours: any
+            # stand-in for them gives us the same observation and options.
+            view = g.clone()
+            view.apply(view.legal_actions()[0])
+        text = format_action(await _decide(agent, view, seat))
+        salt = new_nonce()
+        side.jester = (text, salt)
+        ply = ref.jester_ply(seat)
+        body = {"ply": ply, "commitment": jester_commitment(game_id, me.public, ply, text, salt)}
+    elif step == "jreveal":
+        assert side.jester is not None
+        text, salt = side.jester
+        body = {"ply": ref.jester_ply(seat), "action": text, "salt": salt}
+    elif step == "result":
+        assert g is not None
+        body = {"scores": list(g.scores), "state": bytes.fromhex(g.state_hash()), "end": g.end_reason}
+    else:  # pragma: no cover
+        raise AssertionError(step)
+    return seal(me.key, game_id, ref.seq, ref.prev, step, body)
+
+
+async def _decide(agent: Agent, g: Game, seat: int) -> Action:
+    legal = g.legal_actions()
+    obs = observe(g, seat)
+    # In a worker thread, so that keepalives flow while a person or a slow bot thinks.
+    action = await trio.to_thread.run_sync(agent.choose, obs, legal, abandon_on_cancel=True)
+    if action not in legal:
+        raise SessionError(f"our player chose an illegal action {action!r}")
+    return action
+
+
+def write_evidence(replay: Path, a: bytes, b: bytes) -> Path:
+    """Two different envelopes signed by one key for one sequence number."""
+    from ..wire import encode
+
+    path = replay.with_suffix(".evidence")
+    data = encode({"format": "basilica-evidence/1", "a": a, "b": b})
+    with open(path, "wb") as f:
+        f.write(data)
+        f.flush()
+        os.fsync(f.fileno())
+    return path
