@@ -21,7 +21,7 @@ import statistics
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 
-from .engine import END_THIRD_SCORING, Options, Ruleset, reconstruct_default
+from .engine import END_LAST_SCORING, Options, Ruleset, reconstruct_default
 from .match import MatchConfig, run_match
 
 TARGET_THIRD_SCORING = 0.75
@@ -59,7 +59,7 @@ def measure(crowns: int, games: int, festum: bool = False, seed: str = "calibrat
     summary = run_match(config, manifest, progress=False)
     turns = [r.turns for r in summary.games]
     q = statistics.quantiles(turns, n=4) if len(turns) > 1 else [turns[0]] * 3
-    third = sum(1 for r in summary.games if r.end == END_THIRD_SCORING)
+    third = sum(1 for r in summary.games if r.end == END_LAST_SCORING)
     return Row(crowns, games, third / games, statistics.median(turns), q[0], q[2], statistics.fmean(turns))
 
 

@@ -9,7 +9,7 @@ from typing import Any
 from ..engine import Manifest, Options, default_manifest
 from ..engine.errors import EngineError
 from ..referee import GameSpec, Outcome, Referee
-from ..wire import ProtocolError, open_envelope
+from ..wire import PROTOCOL_VERSION, ProtocolError, open_envelope
 from .file import ReplayError, ReplayFile, TornTail, read_replay
 
 
@@ -53,6 +53,9 @@ class Verdict:
 
 def spec_from_replay(replay: ReplayFile, manifests: dict[str, Manifest]) -> GameSpec:
     h = replay.header
+    if h.protocol != PROTOCOL_VERSION:
+        raise ReplayError(0, replay.offsets[0], f"protocol version {h.protocol} is not supported "
+                          f"(this client speaks {PROTOCOL_VERSION})")
     manifest = manifests.get(h.manifest.hex())
     if manifest is None:
         raise ReplayError(0, replay.offsets[0], f"the game uses manifest {h.manifest.hex()[:16]}..., "
