@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .engine import EngineError, Game, Manifest, Options, parse_action
+from .engine import EngineError, Game, Manifest, Options, format_action, parse_action
 from .engine.actions import JESTER
 from .wire import Envelope, ProtocolError, SHUFFLE_SCHEME, commitment, game_seed, jester_commitment
 from .wire.envelope import PROTOCOL_VERSION
@@ -56,6 +56,7 @@ class Outcome:
     end: str  # "last-scoring", "stack" or "forfeit"
     moves: int  # decisions played
     reason: str = ""  # why, for a forfeit
+    claimed_by: int | None = None  # who signed the forfeit: the loser (resigned) or the winner (a claim)
 
 
 class Referee:
@@ -234,6 +235,9 @@ class Referee:
             raise ProtocolError(f"{where}: player {sender + 1} acted out of turn")
         try:
             action = parse_action(text)
+            if format_action(action) != text:
+                # one decision, one spelling: otherwise a move could be signed as different bytes
+                raise ProtocolError(f"{where}: {text!r} is not in canonical notation ({format_action(action)!r})")
             g.apply(action)
         except EngineError as e:
             raise ProtocolError(f"{where}: {text!r} is not legal: {e}") from None
@@ -300,8 +304,11 @@ class Referee:
         if self._bad_reveal is not None and (loser != self._bad_reveal or sender == loser):
             raise ProtocolError(f"{where}: expected {self.expected()}")
         g = self.game
+        if g is not None and g.over:
+            # The board has decided; only the two signed results may follow.
+            raise ProtocolError(f"{where}: a forfeit after the game ended on the board")
         scores = (g.scores[0], g.scores[1]) if g else (0, 0)
         moves = len(g.history) if g else 0
-        self.outcome = Outcome(scores, 1 - loser, END_FORFEIT, moves, env.body["reason"])
+        self.outcome = Outcome(scores, 1 - loser, END_FORFEIT, moves, env.body["reason"], claimed_by=sender)
 
 

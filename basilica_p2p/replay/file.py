@@ -1,6 +1,6 @@
 """Replay files: an append-only sequence of framed records.
 
-Layout (protocol/PROTOCOL.md §7)::
+Layout (protocol/PROTOCOL.md §9)::
 
     file   = MAGIC record*
     record = length: u32 big-endian | data: length bytes | crc32(data): u32 big-endian
@@ -68,7 +68,7 @@ class Header:
         m = decode(data)
         if not isinstance(m, dict) or tuple(m) != HEADER_FIELDS:
             raise ProtocolError("the header does not have the fields " + ", ".join(HEADER_FIELDS) + " in order")
-        if m["format"] != FORMAT_VERSION:
+        if type(m["format"]) is not int or m["format"] != FORMAT_VERSION:
             raise ProtocolError(f"replay format {m['format']!r} is not supported (this client reads {FORMAT_VERSION})")
         ok = (
             isinstance(m["protocol"], int) and not isinstance(m["protocol"], bool)

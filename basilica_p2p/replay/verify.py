@@ -9,7 +9,7 @@ from typing import Any
 from ..engine import Manifest, Options, default_manifest
 from ..engine.errors import EngineError
 from ..referee import GameSpec, Outcome, Referee
-from ..wire import PROTOCOL_VERSION, ProtocolError, open_envelope
+from ..wire import PROTOCOL_VERSION, SHUFFLE_SCHEME, ProtocolError, open_envelope
 from .file import ReplayError, ReplayFile, TornTail, read_replay
 
 
@@ -31,7 +31,9 @@ class Verdict:
         o = self.outcome
         assert o is not None
         if o.end == "forfeit":
-            result = f"player {2 - (o.winner or 0)} ({self.names[1 - (o.winner or 0)]}) forfeited: {o.reason}"
+            loser = 1 - (o.winner or 0)
+            how = "resigned" if o.claimed_by == loser else f"forfeited as claimed by player {1 - loser + 1}"
+            result = f"player {loser + 1} ({self.names[loser]}) {how}: {o.reason}"
         elif o.winner is None:
             result = "shared victory"
         else:
@@ -47,6 +49,7 @@ class Verdict:
             "ruleset": self.ruleset, "festum": self.festum, "records": self.records,
             "scores": list(o.scores) if o else None, "winner": (o.winner + 1 if o.winner is not None else None) if o else None,
             "end": o.end if o else None, "moves": o.moves if o else None,
+            "forfeit_claimed_by": (o.claimed_by + 1 if o and o.claimed_by is not None else None),
             "torn_tail": {"record": self.torn.record, "offset": self.torn.offset} if self.torn else None,
         }
 
@@ -56,6 +59,9 @@ def spec_from_replay(replay: ReplayFile, manifests: dict[str, Manifest]) -> Game
     if h.protocol != PROTOCOL_VERSION:
         raise ReplayError(0, replay.offsets[0], f"protocol version {h.protocol} is not supported "
                           f"(this client speaks {PROTOCOL_VERSION})")
+    if h.shuffle != SHUFFLE_SCHEME:
+        raise ReplayError(0, replay.offsets[0], f"shuffle scheme {h.shuffle!r} is not supported "
+                          f"(this client knows {SHUFFLE_SCHEME})")
     manifest = manifests.get(h.manifest.hex())
     if manifest is None:
         raise ReplayError(0, replay.offsets[0], f"the game uses manifest {h.manifest.hex()[:16]}..., "

@@ -50,7 +50,10 @@ def _check(value: Any, depth: int = 0) -> None:
 def encode(value: Any) -> bytes:
     """The canonical bytes of ``value`` (raises ProtocolError for a value outside the schema)."""
     _check(value)
-    return msgpack.packb(value, use_bin_type=True)  # type: ignore[no-any-return]
+    try:
+        return msgpack.packb(value, use_bin_type=True)  # type: ignore[no-any-return]
+    except UnicodeEncodeError:
+        raise ProtocolError("text that is not valid Unicode (a lone surrogate)") from None
 
 
 def _no_ext(code: int, data: bytes) -> Any:

@@ -89,7 +89,7 @@ def _check_payload(p: Any) -> None:
         raise ProtocolError("payload fields out of order")
     if p["tag"] != TAG:
         raise ProtocolError("not a basilica-p2p envelope (wrong domain tag)")
-    if p["v"] != PROTOCOL_VERSION:
+    if type(p["v"]) is not int or p["v"] != PROTOCOL_VERSION:  # msgpack true must not pass for 1
         raise ProtocolError(f"protocol version {p['v']!r} is not supported (this client speaks {PROTOCOL_VERSION})")
     _bin32(p["game"], "game id")
     if not isinstance(p["seq"], int) or isinstance(p["seq"], bool) or not 0 <= p["seq"] <= MAX_SEQ:

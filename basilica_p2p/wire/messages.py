@@ -17,7 +17,7 @@ Checker = Callable[[Any], bool]
 
 
 def _uint(v: Any) -> bool:
-    return isinstance(v, int) and not isinstance(v, bool) and 0 <= v <= 2**32
+    return isinstance(v, int) and not isinstance(v, bool) and 0 <= v < 2**32
 
 
 def _bin32(v: Any) -> bool:
