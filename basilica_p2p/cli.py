@@ -206,15 +206,31 @@ def id_show(ctx: typer.Context) -> None:
 
 @app.command("verify")
 def verify(
-    files: list[Path] = typer.Argument(..., help="Replay files to check."),
+    files: list[Path] = typer.Argument(..., help="Replay files to check (or evidence files with --evidence)."),
     as_json: bool = typer.Option(False, "--json", metavar="", help="Print one JSON verdict per file, as a list."),
     manifest: list[Path] = typer.Option([], "--manifest", help="A manifest the games may use (repeatable)."),
+    evidence: bool = typer.Option(False, "--evidence", metavar="",
+                                  help="The files are evidence that a peer signed two different messages "
+                                  "for one sequence number; confirm it."),
 ) -> None:
     """Check replays end to end: signatures, hash chain, commit-reveal, every action, every state hash, the result.
 
     Needs no private key and no network. Exit 0 if every file is a valid, finished game; 1 otherwise.
     """
     from .replay.verify import verify_file
+
+    if evidence:
+        from .replay.evidence import check_evidence
+
+        results = [check_evidence(path) for path in files]
+        if as_json:
+            typer.echo(json.dumps([{"path": r.path, "confirmed": r.ok, "message": r.message} for r in results]))
+        else:
+            for r in results:
+                typer.echo(r.line(), err=not r.ok)
+        if not all(r.ok for r in results):
+            raise typer.Exit(1)
+        return
 
     manifests = load_manifests(manifest)
     verdicts = [verify_file(path, manifests) for path in files]
@@ -451,6 +467,54 @@ def join_cmd(
     config = _net_options(bot, ruleset, festum, festum_removal, manifest, replay_dir, handshake_timeout,
                           idle_timeout, ping_interval, frame_timeout, move_time, ctx, "join")
     _run_peer(lambda: net_peer.join(host_part.strip("[]"), int(port_part), config), config)
+
+
+@app.command("demo")
+def demo_cmd(
+    replay_dir: Path = typer.Option(Path("basilica-demo"), "--replay-dir", help="Where both sides' replays go."),
+    host_bot: str = typer.Option("greedy", "--host-bot", help="The host's bot."),
+    join_bot: str = typer.Option("random", "--join-bot", help="The joiner's bot."),
+    ruleset: Ruleset = typer.Option(Ruleset.PORTAL2022.value, "--ruleset", case_sensitive=False,
+                                    help="classic (2010) or portal2022."),
+    festum: bool = typer.Option(False, "--festum", metavar="", help="Play with the festum expansion."),
+    boards: bool = typer.Option(True, "--boards/--no-boards", help="Show the board after every turn."),
+) -> None:
+    """Watch a whole networked game: a host and a joiner (two bots, two identities) over loopback TCP.
+
+    Both sides run the real network code with their own engine and replay; at the end both replays are verified.
+    """
+    from .bots import BotSpecError, make_bot
+    from .engine import Options
+    from .net.demo import run_demo
+    from .net.session import SessionError
+    from .render import render_board
+    from .replay.verify import verify_file
+
+    try:
+        for b in (host_bot, join_bot):
+            make_bot(b, default_manifest(), 0)
+        options = Options(ruleset, festum)
+    except (BotSpecError, EngineError) as e:
+        raise fail(str(e)) from None
+    try:
+        host_report, join_report = run_demo(replay_dir, (host_bot, join_bot), options, boards, typer.echo)
+    except SessionError as e:
+        raise fail(str(e), code=1) from None
+    except OSError as e:
+        raise fail(f"demo: {e.strerror or e}", code=1) from None
+    typer.echo(render_board(host_report.game))
+    o = host_report.outcome
+    typer.echo(f"game over ({o.end}): {o.scores[0]} - {o.scores[1]}")
+    typer.echo("verifying both replays:")
+    ok = True
+    for report in (host_report, join_report):
+        v = verify_file(report.replay)
+        ok = ok and v.ok
+        typer.echo("  " + v.line())
+    same = host_report.replay.read_bytes() == join_report.replay.read_bytes()
+    typer.echo(f"  both sides hold the same records: {'yes' if same else 'NO'}")
+    if not (ok and same):
+        raise typer.Exit(1)
 
 
 @peers_app.command("list")

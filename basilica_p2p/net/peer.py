@@ -30,7 +30,7 @@ class PeerConfig:
     timeouts: Timeouts = Timeouts()
     games: int = 1  # the host's choice
     log: Callable[[str], None] = lambda s: None
-    on_move: Callable[[Game, int, str], None] | None = None
+    on_move: Callable[[Game, int, int, str], None] | None = None  # game, turn, player, action
     on_game: Callable[[GameReport], None] | None = None
 
 

@@ -181,7 +181,7 @@ async def play_one_game(
     replay_dir: Path,
     peers: KnownPeers | None = None,
     log: Callable[[str], None] = lambda s: None,
-    on_move: Callable[[Game, int, str], None] | None = None,
+    on_move: Callable[[Game, int, int, str], None] | None = None,
 ) -> GameReport:
     """Play one whole game on an open connection; ``seat`` 0 is player 1 (speaks first)."""
     try:
@@ -266,11 +266,12 @@ def _check_hello(env: Envelope, game: bytes, seq: int, prev: bytes) -> None:
 
 async def _play(
     conn: Connection, me: Identity, seat: int, agent: Agent, side: _Side, log: Callable[[str], None],
-    on_move: Callable[[Game, int, str], None] | None,
+    on_move: Callable[[Game, int, int, str], None] | None,
 ) -> None:
     ref = side.ref
     while not ref.finished:
         step, who = ref.waiting_for()
+        turn = ref.game.turn if ref.game is not None else 0
         if who == seat:
             env = await _make(me, seat, agent, side, step)
             ref.feed(env)  # our own message goes through the same checks
@@ -292,7 +293,7 @@ async def _play(
                 raise PeerGone(f"the connection ended: {e}") from None
             await _accept(conn, side, raw, seat, log)
         if on_move is not None and step in ("action", "jreveal") and ref.game is not None:
-            on_move(ref.game, who, format_action(ref.game.history[-1]))
+            on_move(ref.game, turn, who, format_action(ref.game.history[-1]))
 
 
 async def _accept(conn: Connection, side: _Side, raw: bytes, seat: int, log: Callable[[str], None]) -> None:

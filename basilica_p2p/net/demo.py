@@ -1,0 +1,70 @@
+"""``basilica demo``: a host and a joiner, two bots, over loopback TCP, in one command.
+
+Both sides run the real network code in one process (two trio tasks), each
+with its own identity in a scratch home directory and its own engine and
+replay; the host's view is shown as the game goes, and both replays are
+verified at the end.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+
+import trio
+
+from ..bots import make_bot
+from ..engine import Game, Options, default_manifest
+from ..identity import local_identity
+from ..net.peer import PeerConfig, host, join
+from ..net.peers import KnownPeers
+from ..net.session import GameReport, Settings, Timeouts
+from ..render import render_board, render_scoring
+
+
+def run_demo(replay_dir: Path, bots: tuple[str, str], options: Options, show_boards: bool,
+             out: Callable[[str], None]) -> tuple[GameReport, GameReport]:
+    manifest = default_manifest()
+    settings = Settings(options, manifest)
+    with tempfile.TemporaryDirectory(prefix="basilica-demo-") as scratch:
+        home = Path(scratch)
+        ids = (local_identity(home / "host", "demo", f"{bots[0]}-host"),
+               local_identity(home / "join", "demo", f"{bots[1]}-join"))
+        state = {"scorings": 0}
+
+        def on_move(g: Game, turn: int, player: int, text: str) -> None:
+            out(f"turn {turn:>2}  P{player + 1}  {text}")
+            while state["scorings"] < len(g.scoring_log):
+                state["scorings"] += 1
+                out(render_scoring(g.scoring_log[state["scorings"] - 1], state["scorings"]))
+            if g.turn != turn and show_boards and not g.over:
+                out(render_board(g))
+
+        def config(k: int, log: Callable[[str], None], moves: Callable[[Game, int, int, str], None] | None) -> PeerConfig:
+            return PeerConfig(ids[k], settings, lambda n: make_bot(bots[k], manifest, 1000 * k + n),
+                              replay_dir / ("host" if k == 0 else "join"), KnownPeers(home / ("host", "join")[k]),
+                              Timeouts(), 1, log=log, on_move=moves)
+
+        results: dict[int, list[GameReport]] = {}
+
+        async def main() -> None:
+            send, receive = trio.open_memory_channel[int](1)
+
+            def ready(address: str, actual: int) -> None:
+                out(f"host listening on {address}:{actual}; the joiner connects")
+                send.send_nowait(actual)
+
+            async def run_host() -> None:
+                results[0] = await host("127.0.0.1", 0, config(0, out, on_move), ready)
+
+            async def run_join() -> None:
+                actual = await receive.receive()
+                results[1] = await join("127.0.0.1", actual, config(1, lambda m: None, None))
+
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(run_host)
+                nursery.start_soon(run_join)
+
+        trio.run(main)
+    return results[0][0], results[1][0]
