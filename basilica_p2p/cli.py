@@ -366,8 +366,13 @@ def _net_options(
         return PromptPlayer()
 
     timeouts = Timeouts(handshake_timeout, ping_interval, idle_timeout, frame_timeout, move_time)
-    return PeerConfig(me, Settings(options, man), agent_for, replay_dir or home / "replays", KnownPeers(home),
-                      timeouts, games, log=(lambda m: None) if quiet else (lambda m: typer.echo(m, err=True)))
+    config = PeerConfig(me, Settings(options, man), agent_for, replay_dir or home / "replays", KnownPeers(home),
+                        timeouts, games, log=(lambda m: None) if quiet else (lambda m: typer.echo(m, err=True)))
+    config.resume_info = {
+        "role": role, "identity": f"bot-{role}" if bot else "user", "name": me.name, "bot": bot,
+        "home": str(home.resolve()), "manifest": str(manifest.resolve()) if manifest else None,
+    }
+    return config
 
 
 def _report_games(reports, me_name: str) -> None:  # type: ignore[no-untyped-def]
@@ -433,6 +438,8 @@ def host_cmd(
 
     config = _net_options(bot, ruleset, festum, festum_removal, manifest, replay_dir, handshake_timeout,
                           idle_timeout, ping_interval, frame_timeout, move_time, ctx, "host", games)
+    assert config.resume_info is not None
+    config.resume_info["address"] = bind
 
     def ready(address: str, actual: int) -> None:
         typer.echo(f"listening on {address}:{actual}", err=False)
@@ -466,6 +473,8 @@ def join_cmd(
         raise fail(f"{address!r} is not HOST:PORT")
     config = _net_options(bot, ruleset, festum, festum_removal, manifest, replay_dir, handshake_timeout,
                           idle_timeout, ping_interval, frame_timeout, move_time, ctx, "join")
+    assert config.resume_info is not None
+    config.resume_info.update(address=host_part.strip("[]"), port=int(port_part))
     _run_peer(lambda: net_peer.join(host_part.strip("[]"), int(port_part), config), config)
 
 
@@ -515,6 +524,73 @@ def demo_cmd(
     typer.echo(f"  both sides hold the same records: {'yes' if same else 'NO'}")
     if not (ok and same):
         raise typer.Exit(1)
+
+
+@app.command("resume")
+def resume_cmd(
+    ctx: typer.Context,
+    replay: Path = typer.Argument(..., help="The replay of the unfinished game (its .session file must be next to it)."),
+    window: float = typer.Option(120.0, "--window", min=0.1, help="Seconds to wait for the peer to come back; "
+                                 "past it the peer loses by forfeit."),
+    bot: Optional[str] = typer.Option(None, "--bot", help="Override the bot that played this side."),
+    handshake_timeout: float = typer.Option(20.0, "--handshake-timeout", min=0.1, help=NET_HELP["handshake"]),
+    idle_timeout: float = typer.Option(30.0, "--idle-timeout", min=0.1, help=NET_HELP["idle"]),
+    ping_interval: float = typer.Option(5.0, "--ping-interval", min=0.05, help=NET_HELP["ping"]),
+    frame_timeout: float = typer.Option(10.0, "--frame-timeout", min=0.1, help=NET_HELP["frame"]),
+    move_time: Optional[float] = typer.Option(None, "--move-time", min=0.1, help=NET_HELP["move"]),
+) -> None:
+    """Reconnect after a crash or a dropped connection and finish the game.
+
+    Run it on both sides: the host listens again on its port, the joiner dials again. Play goes on
+    from the last message both hold; no move is lost or applied twice.
+    """
+    import os as _os
+
+    import trio
+
+    from .bots import BotSpecError, make_bot
+    from .identity import IdentityError, load_identity, local_identity
+    from .net.prompt import PromptPlayer
+    from .net.resume import Rendezvous, resume
+    from .net.session import SessionError, Timeouts, sidecar_path
+    from .replay.file import ReplayError
+
+    side_file = sidecar_path(replay)
+    try:
+        info = json.loads(side_file.read_text(encoding="utf-8"))
+        role, address, port = info["role"], info["address"], int(info["port"])
+        if role not in ("host", "join") or not isinstance(address, str):
+            raise ValueError
+    except OSError:
+        raise fail(f"no session file {side_file}: only games played with host or join can be resumed") from None
+    except (ValueError, KeyError, TypeError):
+        raise fail(f"{side_file} is damaged") from None
+    root = ctx.find_root().obj
+    home = Path(root) if root else Path(info.get("home") or home_of(ctx))
+    manifests = load_manifests([Path(info["manifest"])] if info.get("manifest") else [])
+    spec = bot or info.get("bot")
+    try:
+        if info.get("identity") == "user":
+            me = load_identity(home)
+        else:
+            me = local_identity(home, str(info.get("identity")), str(info.get("name") or "bot"))
+        agent = make_bot(spec, default_manifest(), int.from_bytes(_os.urandom(8), "big")) if spec else PromptPlayer()
+    except (IdentityError, BotSpecError) as e:
+        raise fail(str(e)) from None
+    if idle_timeout <= ping_interval:
+        raise fail("--idle-timeout must be longer than --ping-interval")
+    timeouts = Timeouts(handshake_timeout, ping_interval, idle_timeout, frame_timeout, move_time)
+    where = Rendezvous(role == "host", address, port)
+    try:
+        report = trio.run(lambda: resume(replay, me, manifests, agent, where, timeouts, window,
+                                         log=lambda m: typer.echo(m, err=True)))
+    except ReplayError as e:
+        raise fail(f"{replay}: {e}", code=1) from None
+    except SessionError as e:
+        raise fail(str(e), code=1) from None
+    except OSError as e:
+        raise fail(f"network: {e.strerror or e}", code=1) from None
+    _report_games([report], me.name)
 
 
 @peers_app.command("list")

@@ -32,32 +32,35 @@ class PeerConfig:
     log: Callable[[str], None] = lambda s: None
     on_move: Callable[[Game, int, int, str], None] | None = None  # game, turn, player, action
     on_game: Callable[[GameReport], None] | None = None
+    resume_info: dict[str, object] | None = None  # how to reconnect; None: no sidecar, no resume
 
 
 async def play_games(stream: trio.abc.Stream, hosting: bool, config: PeerConfig) -> list[GameReport]:
     conn = Connection(stream, config.timeouts)
     reports: list[GameReport] = []
+
+    async def games() -> None:
+        k = 0
+        while True:
+            if hosting and k == config.games:
+                await conn.framed.send_control("bye")
+                return
+            seat = k % 2 if hosting else 1 - k % 2
+            try:
+                report = await play_one_game(conn, config.me, seat, config.settings, config.agent_for(k),
+                                             config.replay_dir, config.peers, config.log, config.on_move,
+                                             config.resume_info)
+            except PeerBye:
+                if hosting or not reports:
+                    raise PeerGone("the peer left before the game began") from None
+                return
+            reports.append(report)
+            if config.on_game is not None:
+                config.on_game(report)
+            k += 1
+
     try:
-        async with trio.open_nursery() as nursery:
-            nursery.start_soon(conn.keepalive)
-            k = 0
-            while True:
-                if hosting and k == config.games:
-                    await conn.framed.send_control("bye")
-                    break
-                seat = k % 2 if hosting else 1 - k % 2
-                try:
-                    report = await play_one_game(conn, config.me, seat, config.settings, config.agent_for(k),
-                                                 config.replay_dir, config.peers, config.log, config.on_move)
-                except PeerBye:
-                    if hosting or not reports:
-                        raise PeerGone("the peer left before the game began") from None
-                    break
-                reports.append(report)
-                if config.on_game is not None:
-                    config.on_game(report)
-                k += 1
-            nursery.cancel_scope.cancel()
+        await conn.run(games)
     except PeerClosed as e:
         raise PeerGone(f"the connection ended: {e}") from None
     finally:
@@ -70,6 +73,8 @@ async def host(bind: str, port: int, config: PeerConfig, ready: Callable[[str, i
     listeners = await trio.open_tcp_listeners(port, host=bind)
     try:
         address = listeners[0].socket.getsockname()
+        if config.resume_info is not None:
+            config.resume_info["port"] = address[1]  # with --port 0, resume listens on the same port
         ready(address[0], address[1])
         stream = await listeners[0].accept()
     finally:

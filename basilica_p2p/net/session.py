@@ -12,10 +12,10 @@ and both end up with the same records.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 import trio
 
@@ -37,6 +37,9 @@ from ..wire import (
 from ..wire.envelope import PROTOCOL_VERSION
 from .framing import ENVELOPE, FramedStream, PeerBye, PeerClosed, PeerTimeout
 from .peers import KnownPeers, PeerKeyMismatch
+
+
+T = TypeVar("T")
 
 
 class Agent(Protocol):
@@ -98,6 +101,29 @@ class _Side:
     records: list[bytes] = field(default_factory=list)
     nonce: bytes = b""
     jester: tuple[str, bytes] | None = None  # our secret Jester choice and its salt
+    sidecar: Path | None = None  # where the secrets and how to reconnect are kept (resume)
+    info: dict[str, Any] = field(default_factory=dict)
+
+    def save(self) -> None:
+        """Write the sidecar durably: called before any envelope that commits to a secret."""
+        if self.sidecar is None:
+            return
+        data = dict(self.info, format="basilica-session/1", nonce=self.nonce.hex() or None,
+                    jester=[self.jester[0], self.jester[1].hex()] if self.jester else None)
+        write_private_json(self.sidecar, data)
+
+
+def write_private_json(path: Path, data: dict[str, Any]) -> None:
+    """Atomically replace ``path`` with ``data``, readable by the owner only (it holds secrets)."""
+    import json
+
+    tmp = path.with_name(path.name + ".tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as f:
+        json.dump(data, f)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
 
 
 def hello_body(me: Identity, settings: Settings) -> dict[str, Any]:
@@ -136,7 +162,26 @@ class Connection:
         while True:
             await trio.sleep(self.timeouts.ping_interval)
             self._pings += 1
-            await self.framed.send_control("ping", n=self._pings)
+            try:
+                await self.framed.send_control("ping", n=self._pings)
+            except PeerClosed:
+                return  # the reader notices the broken connection and says so
+
+    async def run(self, body: Callable[[], Awaitable[T]]) -> T:
+        """Run ``body`` with keepalives beside it; its exception comes out as itself,
+        not wrapped in an exception group."""
+        outcome: list[T] = []
+        error: list[BaseException] = []
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(self.keepalive)
+            try:
+                outcome.append(await body())
+            except Exception as e:  # re-raised below, outside the nursery
+                error.append(e)
+            nursery.cancel_scope.cancel()
+        if error:
+            raise error[0]
+        return outcome[0]
 
     async def send_envelope(self, raw: bytes) -> None:
         await self.framed.send(ENVELOPE, raw)
@@ -163,6 +208,25 @@ class Connection:
                 raise PeerBye("the peer said goodbye")
             # pong and resume need no answer here
 
+    async def receive_resume(self, deadline: float) -> dict[str, Any]:
+        """The peer's resume notice (the first thing after reconnecting)."""
+        while True:
+            with trio.move_on_after(max(0.0, deadline - trio.current_time())) as scope:
+                frame = await self.framed.receive()
+            if scope.cancelled_caught:
+                raise PeerGone("the peer reconnected but did not say where it was")
+            if frame.kind == ENVELOPE:
+                raise ProtocolError("a message before the resume notice")
+            msg = frame.control()
+            if msg["t"] == "resume":
+                return msg
+            if msg["t"] == "ping":
+                await self.framed.send_control("pong", n=msg["n"])
+            elif msg["t"] == "error":
+                raise PeerGone(f"the peer stopped: {str(msg['reason'])[:300]}")
+            elif msg["t"] == "bye":
+                raise PeerGone("the peer said goodbye")
+
     async def tell_error(self, reason: str) -> None:
         """Best effort: the peer learns why we disconnect."""
         with trio.move_on_after(1):
@@ -182,19 +246,48 @@ async def play_one_game(
     peers: KnownPeers | None = None,
     log: Callable[[str], None] = lambda s: None,
     on_move: Callable[[Game, int, int, str], None] | None = None,
+    resume_info: dict[str, Any] | None = None,
 ) -> GameReport:
-    """Play one whole game on an open connection; ``seat`` 0 is player 1 (speaks first)."""
+    """Play one whole game on an open connection; ``seat`` 0 is player 1 (speaks first).
+
+    With ``resume_info`` (how to reconnect: role, address, identity...), a
+    sidecar file next to the replay keeps it and the secrets, so that
+    ``basilica resume`` can finish the game after a crash.
+    """
     try:
         side, peer_name = await _handshake(conn, me, seat, settings, replay_dir, peers, log)
     except ProtocolError as e:
         await conn.tell_error(f"bad hello: {e}")
         raise PeerMisbehaved(f"the peer's hello is invalid: {e}") from None
+    if resume_info is not None:
+        side.sidecar = sidecar_path(side.writer.path)
+        side.info = dict(resume_info, peer=peer_name)
+        side.save()
+    return await continue_game(conn, me, seat, agent, side, peer_name, log, on_move)
+
+
+def sidecar_path(replay: Path) -> Path:
+    return replay.with_name(replay.name + ".session")
+
+
+async def continue_game(
+    conn: Connection, me: Identity, seat: int, agent: Agent, side: _Side, peer_name: str,
+    log: Callable[[str], None], on_move: Callable[[Game, int, int, str], None] | None,
+) -> GameReport:
     try:
         await _play(conn, me, seat, agent, side, log, on_move)
+    except PeerGone as e:
+        hint = f"; to go on, run 'basilica resume {side.writer.path}' on both sides" if side.sidecar else ""
+        raise PeerGone(f"{e}{hint}") from None
     finally:
         side.writer.close()
-    assert side.ref.outcome is not None and side.ref.game is not None
-    return GameReport(side.writer.path, seat, peer_name, side.ref.outcome, side.ref.game)
+    assert side.ref.outcome is not None
+    # The sidecar stays: the peer may still need our last messages (basilica resume),
+    # and every secret in it has been revealed by now.
+    game = side.ref.game
+    if game is None:  # a forfeit before the setup
+        game = Game.new(side.ref.spec.manifest, side.ref.spec.options, bytes(32))
+    return GameReport(side.writer.path, seat, peer_name, side.ref.outcome, game)
 
 
 async def _handshake(
@@ -342,6 +435,7 @@ async def _make(me: Identity, seat: int, agent: Agent, side: _Side, step: str) -
     body: dict[str, Any]
     if step == "commit":
         side.nonce = new_nonce()
+        side.save()  # the nonce must survive a crash, or the reveal could never come
         body = {"commitment": commitment(game_id, me.public, side.nonce)}
     elif step == "reveal":
         body = {"nonce": side.nonce}
@@ -363,6 +457,7 @@ async def _make(me: Identity, seat: int, agent: Agent, side: _Side, step: str) -
         text = format_action(await _decide(agent, view, seat))
         salt = new_nonce()
         side.jester = (text, salt)
+        side.save()
         ply = ref.jester_ply(seat)
         body = {"ply": ply, "commitment": jester_commitment(game_id, me.public, ply, text, salt)}
     elif step == "jreveal":
@@ -398,3 +493,64 @@ def write_evidence(replay: Path, a: bytes, b: bytes) -> Path:
         f.flush()
         os.fsync(f.fileno())
     return path
+
+
+async def resume_exchange(conn: Connection, side: _Side, log: Callable[[str], None]) -> None:
+    """After reconnecting: say how many messages we hold, learn the peer's, resend what it lacks.
+
+    Every message was fsynced before it was sent, so the side that holds
+    more always holds the other's messages too; what it resends comes from
+    its file, byte for byte, never made again.  What the peer resends comes
+    in through the normal checks of the play loop.
+    """
+    game = side.ref.spec.game
+    have = len(side.records)
+    await conn.framed.send_control("resume", game=game, have=have)
+    msg = await conn.receive_resume(trio.current_time() + conn.timeouts.handshake)
+    if msg["game"] != game:
+        await conn.tell_error("that is another game")
+        raise Refused("the peer that reconnected is playing another game")
+    theirs = msg["have"]
+    if not isinstance(theirs, int) or isinstance(theirs, bool) or theirs < 2:
+        raise PeerMisbehaved("the peer's resume notice is malformed")
+    log(f"resuming game {game.hex()[:16]}: we hold {have} messages, the peer {theirs}")
+    for raw in side.records[theirs:]:
+        await conn.send_envelope(raw)
+
+
+def side_from_replay(path: Path, manifests: dict[str, Manifest], me: Identity) -> tuple[_Side, int]:
+    """Rebuild a side from its replay (a torn tail is cut off first) and its sidecar."""
+    import json
+
+    from ..replay.file import ReplayError
+    from ..replay.verify import referee_for
+
+    writer, replay = ReplayWriter.open_append(path)
+    try:
+        ref = referee_for(replay, manifests)
+        for i, raw in enumerate(replay.records, start=1):
+            try:
+                ref.feed(open_envelope(raw))
+            except ProtocolError as e:
+                raise ReplayError(i, replay.offsets[i], str(e)) from None
+    except ReplayError:
+        writer.close()
+        raise
+    seat = ref.spec.player_of(me.public)
+    if seat is None:
+        writer.close()
+        raise Refused(f"{path} is not a game of this identity ({me.name})")
+    side = _Side(ref, writer, list(replay.records))
+    side.sidecar = sidecar_path(path)
+    try:
+        data = json.loads(side.sidecar.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        data = {}
+    if isinstance(data, dict):
+        side.info = {k: v for k, v in data.items() if k not in ("format", "nonce", "jester")}
+        if isinstance(data.get("nonce"), str):
+            side.nonce = bytes.fromhex(data["nonce"])
+        j = data.get("jester")
+        if isinstance(j, list) and len(j) == 2:
+            side.jester = (j[0], bytes.fromhex(j[1]))
+    return side, seat

@@ -1,0 +1,118 @@
+"""``basilica resume REPLAY``: reconnect after a crash or a dropped connection and finish the game.
+
+The host listens again on its port, the joiner dials again, both say how
+many messages they hold and the one that holds more resends the rest from
+its file; then play goes on from the last message both hold: no move lost,
+none applied twice.  A peer that does not come back within the window loses
+by forfeit, signed and recorded by the side that waited.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import trio
+
+from ..engine import Game, Manifest
+from ..identity import Identity
+from ..wire import seal
+from ..replay.file import ReplayWriter
+from .framing import PeerClosed
+from .session import (
+    Agent,
+    Connection,
+    GameReport,
+    PeerGone,
+    Timeouts,
+    _Side,
+    continue_game,
+    resume_exchange,
+    side_from_replay,
+)
+
+DEFAULT_WINDOW = 120.0
+
+
+@dataclass(frozen=True)
+class Rendezvous:
+    """How to meet again: listen (the host) or dial (the joiner)."""
+
+    listen: bool
+    address: str
+    port: int
+
+
+def forfeit_by_absence(me: Identity, side: _Side, seat: int, window: float) -> None:
+    ref = side.ref
+    reason = f"did not come back within {window:g} s"
+    env = seal(me.key, ref.spec.game, ref.seq, ref.prev, "forfeit", {"loser": 2 - seat, "reason": reason})
+    ref.feed(env)
+    side.writer.append(env.raw)
+    side.records.append(env.raw)
+
+
+async def _meet(where: Rendezvous, window: float) -> trio.SocketStream | None:
+    with trio.move_on_after(window):
+        if where.listen:
+            listeners = await trio.open_tcp_listeners(where.port, host=where.address)
+            try:
+                return await listeners[0].accept()
+            finally:
+                for listener in listeners:
+                    await listener.aclose()
+        while True:
+            try:
+                return await trio.open_tcp_stream(where.address, where.port)
+            except OSError:
+                await trio.sleep(0.5)  # the host may not be listening again yet
+    return None
+
+
+async def resume(
+    path: Path,
+    me: Identity,
+    manifests: dict[str, Manifest],
+    agent: Agent,
+    where: Rendezvous,
+    timeouts: Timeouts = Timeouts(),
+    window: float = DEFAULT_WINDOW,
+    log: Callable[[str], None] = lambda s: None,
+    on_move: Callable[[Game, int, int, str], None] | None = None,
+) -> GameReport:
+    side, seat = side_from_replay(path, manifests, me)
+    peer_name = side.ref.spec.names[1 - seat]
+    log(f"{path}: {len(side.records)} messages held; "
+        f"{'listening on' if where.listen else 'dialling'} {where.address}:{where.port} for up to {window:g} s")
+    stream = await _meet(where, window)
+    if stream is None:
+        side.writer.close()
+        game = side.ref.game
+        if side.ref.finished:
+            pass
+        elif game is not None and game.over:
+            raise PeerGone(f"{peer_name} did not come back; the game ended on the board but its signed result "
+                           "is missing, so the replay stays incomplete")
+        else:
+            side.writer, _ = ReplayWriter.open_append(path)
+            forfeit_by_absence(me, side, seat, window)
+            side.writer.close()
+            log(f"{peer_name} did not come back: recorded as a forfeit")
+        assert side.ref.outcome is not None
+        game = side.ref.game or Game.new(side.ref.spec.manifest, side.ref.spec.options, bytes(32))
+        return GameReport(path, seat, peer_name, side.ref.outcome, game)
+    conn = Connection(stream, timeouts)
+
+    async def finish() -> GameReport:
+        await resume_exchange(conn, side, log)
+        report = await continue_game(conn, me, seat, agent, side, peer_name, log, on_move)
+        await conn.framed.send_control("bye")
+        return report
+
+    try:
+        return await conn.run(finish)
+    except PeerClosed as e:
+        raise PeerGone(f"the connection ended: {e}") from None
+    finally:
+        await conn.framed.aclose()
