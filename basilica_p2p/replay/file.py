@@ -77,7 +77,8 @@ class Header:
             and isinstance(m["shuffle"], str) and isinstance(m["game"], bytes) and len(m["game"]) == 32
             and isinstance(m["players"], list) and len(m["players"]) == 2
             and all(isinstance(p, list) and len(p) == 2 and isinstance(p[0], bytes) and len(p[0]) == 32
-                    and isinstance(p[1], str) and 0 < len(p[1]) <= 64 for p in m["players"])
+                    and isinstance(p[1], str) and 0 < len(p[1]) <= 64 and p[1].isprintable()
+                    for p in m["players"])
         )
         if not ok:
             raise ProtocolError("the header has a field of the wrong type")
