@@ -1,11 +1,12 @@
 """Benchmarks: print figures, assert nothing.
 
-    python -m basilica_p2p.bench [engine|verify|all] [--games 300] [--states 3000] [--replays 20]
+    python -m basilica_p2p.bench [engine|verify|network|all] [--games 300] [--states 3000] [--replays 20]
 
 Targets on the 2-core reference machine: at least 100 complete
 random-vs-random games per second on one core, a state clone under 20 µs
 (issue 2); full replay verification at most 1.5x the time of checking the
-signatures alone on the same files (issue 3).
+signatures alone on the same files (issue 3); a networked game at most 2x
+the same game played in one process (issue 4).
 """
 
 from __future__ import annotations
@@ -111,9 +112,114 @@ def bench_verify(replays: int) -> None:
     print(f"  full / signatures-only time: {whole / sig:.2f}x (best of 5 each)")
 
 
+def _net_seed(k: int, role: str) -> int:
+    return 7919 * k + (1 if role == "host" else 2)
+
+
+def _join_worker(port: int, home: str, games: int) -> None:
+    """The joiner, in its own process (as on another machine)."""
+    from pathlib import Path
+
+    import trio
+
+    from .bots import make_bot
+    from .identity import local_identity
+    from .net.peer import PeerConfig, join
+    from .net.session import Settings, Timeouts
+
+    manifest = default_manifest()
+    me = local_identity(Path(home), "bench-join", "greedy-join")
+    config = PeerConfig(me, Settings(Options(), manifest), lambda k: make_bot("greedy", manifest, _net_seed(k, "join")),
+                        Path(home) / "join", None, Timeouts())
+    trio.run(join, "127.0.0.1", port, config)
+
+
+def bench_network(games: int) -> None:
+    """Networked bot-vs-bot games over loopback against the same games played in one process.
+
+    The joiner runs in a child process, as it would on another machine; the
+    host times each game from the end of the previous one, so process start
+    and connection set-up (all in the first game) are left out: games + 1 are
+    played and the first is not counted.
+    """
+    import multiprocessing
+    import tempfile
+    from pathlib import Path
+
+    import trio
+
+    from .bots import GreedyBot, make_bot
+    from .identity import local_identity
+    from .net.peer import PeerConfig, host
+    from .net.session import GameReport, Settings, Timeouts
+    from .replay.file import read_replay
+    from .replay.local import play_recorded
+    from .wire import open_envelope
+
+    manifest = default_manifest()
+    round_trips: list[float] = []
+    ends: list[float] = []
+    reports: list[GameReport] = []
+    with tempfile.TemporaryDirectory() as tmp:
+        home = Path(tmp)
+        me = local_identity(home, "bench-host", "greedy-host")
+        ctx = multiprocessing.get_context("spawn")
+        child: list[multiprocessing.process.BaseProcess] = []
+
+        def ready(address: str, port: int) -> None:
+            proc = ctx.Process(target=_join_worker, args=(port, tmp, games + 1))
+            proc.start()
+            child.append(proc)
+
+        def on_game(report: GameReport) -> None:
+            ends.append(time.perf_counter())
+            reports.append(report)
+
+        config = PeerConfig(me, Settings(Options(), manifest), lambda k: make_bot("greedy", manifest, _net_seed(k, "host")),
+                            home / "host", None, Timeouts(), games + 1, on_game=on_game, round_trips=round_trips)
+        trio.run(host, "127.0.0.1", 0, config, ready)
+        child[0].join(30)
+        net_time = ends[-1] - ends[0]
+        local_time = recorded_time = 0.0
+        same = 0
+        ids = (local_identity(home, "bench-host", "greedy-host"), local_identity(home, "bench-join", "greedy-join"))
+        for k in range(1, games + 1):
+            r = reports[k]
+            host_seat = k % 2
+            seeds = [0, 0]
+            seeds[host_seat] = _net_seed(k, "host")
+            seeds[1 - host_seat] = _net_seed(k, "join")
+            bots = (GreedyBot(manifest, seeds[0]), GreedyBot(manifest, seeds[1]))
+            start = time.perf_counter()
+            again = play_game(manifest, Options(), r.game.seed, bots)
+            local_time += time.perf_counter() - start
+            # The same game once more in one process, but with the whole protocol: every
+            # message signed, one fsynced replay (what `match --replay-dir` does).
+            envs = [open_envelope(raw) for raw in read_replay(r.replay).records]
+            nonces = tuple(e.body["nonce"] for e in envs if e.type == "reveal")
+            players = (ids[0], ids[1]) if host_seat == 0 else (ids[1], ids[0])
+            start = time.perf_counter()
+            recorded = play_recorded(home / f"local-{k}.replay", manifest, Options(), players,
+                                     (GreedyBot(manifest, seeds[0]), GreedyBot(manifest, seeds[1])),
+                                     nonces=nonces, game_id=envs[0].game)  # type: ignore[arg-type]
+            recorded_time += time.perf_counter() - start
+            same += again.state_hash() == r.game.state_hash() == recorded.state_hash()
+    rt = sorted(round_trips)
+    p99 = rt[min(len(rt) - 1, int(0.99 * len(rt)))] if rt else 0.0
+    print(f"network: {games} greedy-vs-greedy games over loopback TCP, host and joiner in two processes "
+          f"(signed, checked by both referees, two fsynced replays)")
+    print(f"  the same games replayed in one process: {same}/{games} identical final state hashes")
+    print(f"  networked {net_time / games * 1000:.0f} ms/game; in one process: engine and bots only "
+          f"{local_time / games * 1000:.0f} ms/game (ratio {net_time / local_time:.2f}x), with signatures and a "
+          f"fsynced replay {recorded_time / games * 1000:.0f} ms/game (ratio {net_time / recorded_time:.2f}x)")
+    print(f"  action round trip (send action -> receive its ack): median {statistics.median(rt) * 1000:.2f} ms, "
+          f"p99 {p99 * 1000:.2f} ms over {len(rt)} actions")
+
+
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description="Benchmarks (print figures, assert nothing).")
-    ap.add_argument("part", nargs="?", choices=("engine", "verify", "all"), default="all")
+    ap.add_argument("part", nargs="?", choices=("engine", "verify", "network", "all"), default="all")
+    ap.add_argument("--net-games", type=int, default=10, help="games for the network benchmark")
     ap.add_argument("--games", type=int, default=300, help="random-vs-random games to time")
     ap.add_argument("--states", type=int, default=3000, help="sampled states for the per-call timings")
     ap.add_argument("--replays", type=int, default=20, help="replays written for the verify benchmark")
@@ -124,6 +230,8 @@ def main(argv: list[str] | None = None) -> None:
         bench_engine(ns.games, ns.states, Options(festum=ns.festum))
     if ns.part in ("verify", "all"):
         bench_verify(ns.replays)
+    if ns.part in ("network", "all"):
+        bench_network(ns.net_games)
 
 
 def bench_engine(games: int, n_states: int, options: Options) -> None:

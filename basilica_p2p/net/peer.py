@@ -33,6 +33,7 @@ class PeerConfig:
     on_move: Callable[[Game, int, int, str], None] | None = None  # game, turn, player, action
     on_game: Callable[[GameReport], None] | None = None
     resume_info: dict[str, object] | None = None  # how to reconnect; None: no sidecar, no resume
+    round_trips: list[float] | None = None  # if given, action round trips are added here
 
 
 async def play_games(stream: trio.abc.Stream, hosting: bool, config: PeerConfig) -> list[GameReport]:
@@ -61,6 +62,8 @@ async def play_games(stream: trio.abc.Stream, hosting: bool, config: PeerConfig)
 
     try:
         await conn.run(games)
+        if config.round_trips is not None:
+            config.round_trips.extend(conn.round_trips)
     except PeerClosed as e:
         raise PeerGone(f"the connection ended: {e}") from None
     finally:

@@ -16,6 +16,7 @@ from ..engine.components import format_colors
 
 class PromptPlayer:
     name = "you"
+    blocking = True  # waits for a person: asked in a worker thread, never ahead of time
 
     def __init__(self, out: TextIO = sys.stdout, inp: TextIO = sys.stdin) -> None:
         self.out = out

@@ -103,6 +103,7 @@ class _Side:
     jester: tuple[str, bytes] | None = None  # our secret Jester choice and its salt
     sidecar: Path | None = None  # where the secrets and how to reconnect are kept (resume)
     info: dict[str, Any] = field(default_factory=dict)
+    prefetch: _Prefetch | None = None  # our next decision, being chosen while the peer acknowledges
 
     def save(self) -> None:
         """Write the sidecar durably: called before any envelope that commits to a secret."""
@@ -111,6 +112,26 @@ class _Side:
         data = dict(self.info, format="basilica-session/1", nonce=self.nonce.hex() or None,
                     jester=[self.jester[0], self.jester[1].hex()] if self.jester else None)
         write_private_json(self.sidecar, data)
+
+
+class _Prefetch:
+    """Our next decision, chosen in a worker thread while the peer checks and acknowledges
+    our last action (the acknowledgement changes nothing in the game, so the choice stays
+    valid).  On two machines this overlaps our thinking with the peer's work."""
+
+    def __init__(self, ply: int) -> None:
+        self.ply = ply  # the decision it is for; only an acknowledgement comes before it
+        self.done = trio.Event()
+        self.action: Action | None = None
+        self.error: BaseException | None = None
+
+    async def run(self, agent: Agent, obs: Observation, legal: list[Action]) -> None:
+        try:
+            self.action = await trio.to_thread.run_sync(agent.choose, obs, legal, abandon_on_cancel=True)
+        except Exception as e:  # handed to whoever waits for the choice
+            self.error = e
+        finally:
+            self.done.set()
 
 
 def write_private_json(path: Path, data: dict[str, Any]) -> None:
@@ -156,6 +177,9 @@ class Connection:
         self.framed = FramedStream(stream, timeouts.frame)
         self.timeouts = timeouts
         self._pings = 0
+        self.round_trips: list[float] = []  # seconds from sending an action to its acknowledgement
+        self._sent_at: float | None = None
+        self.nursery: trio.Nursery | None = None  # for work beside the game (keepalives, prefetching)
 
     async def keepalive(self) -> None:
         """Send a ping every ``ping_interval``; run in a nursery for the connection's life."""
@@ -173,12 +197,14 @@ class Connection:
         outcome: list[T] = []
         error: list[BaseException] = []
         async with trio.open_nursery() as nursery:
+            self.nursery = nursery
             nursery.start_soon(self.keepalive)
             try:
                 outcome.append(await body())
             except Exception as e:  # re-raised below, outside the nursery
                 error.append(e)
             nursery.cancel_scope.cancel()
+        self.nursery = None
         if error:
             raise error[0]
         return outcome[0]
@@ -371,6 +397,9 @@ async def _play(
             side.writer.append(env.raw)
             side.records.append(env.raw)
             await conn.send_envelope(env.raw)
+            if step == "action":
+                conn._sent_at = trio.current_time()
+                _start_prefetch(conn, agent, side, seat)
         else:
             deadline = None
             if conn.timeouts.move is not None and step in ("action", "jcommit"):
@@ -385,8 +414,24 @@ async def _play(
             except PeerClosed as e:
                 raise PeerGone(f"the connection ended: {e}") from None
             await _accept(conn, side, raw, seat, log)
+            if step == "ack" and conn._sent_at is not None:
+                conn.round_trips.append(trio.current_time() - conn._sent_at)
+                conn._sent_at = None
         if on_move is not None and step in ("action", "jreveal") and ref.game is not None:
             on_move(ref.game, turn, who, format_action(ref.game.history[-1]))
+
+
+def _start_prefetch(conn: Connection, agent: Agent, side: _Side, seat: int) -> None:
+    """If the next decision of the game is ours, start choosing it now, in a worker thread."""
+    g = side.ref.game
+    if conn.nursery is None or g is None or g.over or g.to_move != seat or getattr(agent, "blocking", False):
+        return  # a person at a prompt is asked when the time comes, not ahead of it
+    if g.secret_jester_round() or (side.prefetch is not None and side.prefetch.ply == len(g.history)):
+        return
+    side.prefetch = _Prefetch(len(g.history))
+    # The observation is an immutable snapshot and legal_actions() a fresh list,
+    # so the worker thread never touches the live game.
+    conn.nursery.start_soon(side.prefetch.run, agent, observe(g, seat), g.legal_actions())
 
 
 async def _accept(conn: Connection, side: _Side, raw: bytes, seat: int, log: Callable[[str], None]) -> None:
@@ -411,7 +456,9 @@ async def _accept(conn: Connection, side: _Side, raw: bytes, seat: int, log: Cal
     except ProtocolError as e:
         await conn.tell_error(f"rejected: {e}")
         raise PeerMisbehaved(f"the peer broke the protocol: {e}") from None
-    side.writer.append(raw)  # recorded before anything we send in answer
+    # Recorded now; made durable by the fsync of our next own record, which
+    # comes before anything we send in answer (so before we acknowledge it).
+    side.writer.append(raw, sync=False)
     side.records.append(raw)
 
 
@@ -441,7 +488,17 @@ async def _make(me: Identity, seat: int, agent: Agent, side: _Side, step: str) -
         body = {"nonce": side.nonce}
     elif step == "action":
         assert g is not None
-        action = await _decide(agent, g, seat)
+        pre, side.prefetch = side.prefetch, None
+        if pre is not None and pre.ply == len(g.history):
+            await pre.done.wait()
+            if pre.error is not None:
+                raise SessionError(f"our player failed: {type(pre.error).__name__}: {pre.error}")
+            action = pre.action
+            if action not in g.legal_actions():
+                raise SessionError(f"our player chose an illegal action {action!r}")
+        else:
+            action = await _decide(agent, g, seat)
+        assert action is not None
         body = {"ply": len(g.history), "action": format_action(action)}
     elif step == "ack":
         assert g is not None and ref.ack_ply is not None
@@ -475,8 +532,14 @@ async def _make(me: Identity, seat: int, agent: Agent, side: _Side, step: str) -
 async def _decide(agent: Agent, g: Game, seat: int) -> Action:
     legal = g.legal_actions()
     obs = observe(g, seat)
-    # In a worker thread, so that keepalives flow while a person or a slow bot thinks.
-    action = await trio.to_thread.run_sync(agent.choose, obs, legal, abandon_on_cancel=True)
+    if getattr(agent, "blocking", False):
+        # A person (or a slow bot) thinks in a worker thread, so that keepalives flow meanwhile.
+        action = await trio.to_thread.run_sync(agent.choose, obs, legal, abandon_on_cancel=True)
+    else:
+        try:
+            action = agent.choose(obs, legal)
+        except Exception as e:
+            raise SessionError(f"our player failed: {type(e).__name__}: {e}") from None
     if action not in legal:
         raise SessionError(f"our player chose an illegal action {action!r}")
     return action

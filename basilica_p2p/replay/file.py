@@ -8,7 +8,8 @@ Layout (protocol/PROTOCOL.md §9)::
 Record 0 is the header (a canonical msgpack map); every later record is one
 signed envelope, exactly as sent, in the order the game happened, from
 both sides.  A record is written, flushed and fsynced before the message it
-holds is sent or acknowledged, so after a crash the file can end inside
+holds is sent or acknowledged (a received record is made durable by the
+fsync of our next own record, which comes before anything we send), so after a crash the file can end inside
 its last record (a torn tail): reading reports it, and opening for append
 truncates it.  Damage anywhere else is refused with the record number and
 byte offset.
@@ -30,6 +31,9 @@ FORMAT_VERSION = 1
 MAX_RECORD = MAX_MESSAGE
 HEADER_FIELDS = ("format", "protocol", "ruleset", "festum", "removal", "manifest", "shuffle", "game", "players")
 _U32 = struct.Struct(">I")
+# fdatasync suffices for appends: POSIX has it flush the metadata needed to read
+# the data back (the file size), and it skips the rest (timestamps).
+_sync = getattr(os, "fdatasync", os.fsync)
 
 
 class ReplayError(Exception):
@@ -184,18 +188,28 @@ class ReplayWriter:
         f.seek(0, os.SEEK_END)
         return cls(path, f, 1 + len(replay.records)), replay
 
-    def _write(self, data: bytes) -> None:
+    def _write(self, data: bytes, sync: bool = True) -> None:
         self._f.write(data)
         self._f.flush()
-        os.fsync(self._f.fileno())
+        if sync:
+            _sync(self._f.fileno())  # also makes every earlier unsynced record durable
 
-    def append(self, record: bytes) -> None:
+    def append(self, record: bytes, sync: bool = True) -> None:
+        """Append one record; with ``sync`` it (and all before it) is on disk when this returns.
+
+        A peer's message may be appended without ``sync``: it only has to be
+        durable before we acknowledge it, and the fsync of our acknowledgement
+        covers it.  If we crash first, the peer still holds it and resends it.
+        """
         if not 0 < len(record) <= MAX_RECORD:
             raise ValueError("record size out of range")
-        self._write(frame(record))
+        self._write(frame(record), sync)
         self.count += 1
 
     def close(self) -> None:
+        if not self._f.closed:
+            self._f.flush()
+            _sync(self._f.fileno())
         self._f.close()
 
     def __enter__(self) -> ReplayWriter:
