@@ -82,10 +82,14 @@ class FramedStream:
             raise ValueError("frame too large")
         data = _U32.pack(len(body) + 1) + bytes([kind]) + body
         async with self._send_lock:
-            try:
-                await self.stream.send_all(data)
-            except (trio.BrokenResourceError, trio.ClosedResourceError) as e:
-                raise PeerClosed(str(e) or "connection closed") from None
+            # A peer that stops reading fills the socket buffers; do not wait on it forever.
+            with trio.move_on_after(self.frame_timeout) as scope:
+                try:
+                    await self.stream.send_all(data)
+                except (trio.BrokenResourceError, trio.ClosedResourceError) as e:
+                    raise PeerClosed(str(e) or "connection closed") from None
+            if scope.cancelled_caught:
+                raise PeerTimeout(f"the peer did not take a frame within {self.frame_timeout:g} s")
         self.bytes_out += len(data)
 
     async def send_control(self, t: str, **fields: Any) -> None:

@@ -35,7 +35,7 @@ from ..wire import (
     seal,
 )
 from ..wire.envelope import PROTOCOL_VERSION
-from .framing import ENVELOPE, FramedStream, PeerBye, PeerClosed, PeerTimeout
+from .framing import ENVELOPE, Frame, FramedStream, PeerBye, PeerClosed, PeerTimeout
 from .peers import KnownPeers, PeerKeyMismatch
 
 
@@ -147,6 +147,13 @@ def write_private_json(path: Path, data: dict[str, Any]) -> None:
     os.replace(tmp, path)
 
 
+def printable(text: object, limit: int = 300) -> str:
+    """A peer's words, safe to print: no terminal control characters, bounded length."""
+    if not isinstance(text, str):
+        return "?"
+    return "".join(ch if ch.isprintable() else "?" for ch in text[:limit])
+
+
 def hello_body(me: Identity, settings: Settings) -> dict[str, Any]:
     o = settings.options
     return {
@@ -188,7 +195,7 @@ class Connection:
             self._pings += 1
             try:
                 await self.framed.send_control("ping", n=self._pings)
-            except PeerClosed:
+            except (PeerClosed, PeerTimeout):
                 return  # the reader notices the broken connection and says so
 
     async def run(self, body: Callable[[], Awaitable[T]]) -> T:
@@ -201,6 +208,8 @@ class Connection:
             nursery.start_soon(self.keepalive)
             try:
                 outcome.append(await body())
+            except (PeerClosed, PeerTimeout) as e:  # a control frame could not be sent or read
+                error.append(PeerGone(f"the connection ended: {e}"))
             except Exception as e:  # re-raised below, outside the nursery
                 error.append(e)
             nursery.cancel_scope.cancel()
@@ -210,26 +219,28 @@ class Connection:
         return outcome[0]
 
     async def send_envelope(self, raw: bytes) -> None:
-        await self.framed.send(ENVELOPE, raw)
+        try:
+            await self.framed.send(ENVELOPE, raw)
+        except (PeerClosed, PeerTimeout) as e:
+            raise PeerGone(f"the connection ended: {e}") from None
 
     async def receive_envelope(self, deadline: float | None = None) -> bytes:
         """The next envelope; answers pings on the way, raises on an error notice or silence."""
         while True:
             limit = self.timeouts.idle if deadline is None else min(self.timeouts.idle, max(0.0, deadline - trio.current_time()))
             with trio.move_on_after(limit) as scope:
-                frame = await self.framed.receive()
+                frame = await self._frame()
             if scope.cancelled_caught:
                 if deadline is not None and trio.current_time() >= deadline:
                     raise PeerTimeout("the peer did not decide in time")
                 raise PeerTimeout(f"the peer was silent for {self.timeouts.idle:g} s")
             if frame.kind == ENVELOPE:
                 return frame.body
-            msg = frame.control()
+            msg = await self._control(frame)
             if msg["t"] == "ping":
                 await self.framed.send_control("pong", n=msg["n"])
             elif msg["t"] == "error":
-                reason = msg["reason"] if isinstance(msg["reason"], str) else "?"
-                raise PeerGone(f"the peer stopped the game: {reason[:300]}")
+                raise PeerGone(f"the peer stopped the game: {printable(msg['reason'])}")
             elif msg["t"] == "bye":
                 raise PeerBye("the peer said goodbye")
             # pong and resume need no answer here
@@ -238,27 +249,45 @@ class Connection:
         """The peer's resume notice (the first thing after reconnecting)."""
         while True:
             with trio.move_on_after(max(0.0, deadline - trio.current_time())) as scope:
-                frame = await self.framed.receive()
+                frame = await self._frame()
             if scope.cancelled_caught:
                 raise PeerGone("the peer reconnected but did not say where it was")
             if frame.kind == ENVELOPE:
-                raise ProtocolError("a message before the resume notice")
-            msg = frame.control()
+                await self.tell_error("a message before the resume notice")
+                raise PeerMisbehaved("the peer sent a message before its resume notice")
+            msg = await self._control(frame)
             if msg["t"] == "resume":
                 return msg
             if msg["t"] == "ping":
                 await self.framed.send_control("pong", n=msg["n"])
             elif msg["t"] == "error":
-                raise PeerGone(f"the peer stopped: {str(msg['reason'])[:300]}")
+                raise PeerGone(f"the peer stopped: {printable(msg['reason'])}")
             elif msg["t"] == "bye":
                 raise PeerGone("the peer said goodbye")
+
+    async def _frame(self) -> Frame:
+        """The next frame; a malformed one (bad length, unknown kind) disconnects the peer."""
+        try:
+            return await self.framed.receive()
+        except ProtocolError as e:
+            await self.tell_error(f"bad frame: {e}")
+            raise PeerMisbehaved(f"the peer sent a bad frame: {e}") from None
+        except PeerTimeout as e:
+            raise PeerGone(str(e)) from None
+
+    async def _control(self, frame: Frame) -> dict[str, Any]:
+        try:
+            return frame.control()
+        except ProtocolError as e:
+            await self.tell_error(f"bad control message: {e}")
+            raise PeerMisbehaved(f"the peer sent a bad control message: {e}") from None
 
     async def tell_error(self, reason: str) -> None:
         """Best effort: the peer learns why we disconnect."""
         with trio.move_on_after(1):
             try:
                 await self.framed.send_control("error", reason=reason[:500])
-            except (PeerClosed, ValueError):
+            except (PeerClosed, PeerTimeout, ValueError):
                 pass
 
 
@@ -337,6 +366,8 @@ async def _handshake(
             game = first.game
     except PeerTimeout:
         raise PeerGone(f"no hello within {conn.timeouts.handshake:g} s") from None
+    except PeerMisbehaved as e:
+        raise PeerMisbehaved(f"{e} (instead of its hello)") from None
     diff = differences(mine, theirs)
     if diff:
         reason = "settings differ: " + "; ".join(diff)
@@ -367,7 +398,14 @@ async def _handshake(
     header = Header(settings.options.ruleset.value, settings.options.festum, settings.options.festum_removal,
                     bytes.fromhex(settings.manifest.hash), game, ((first.sender, names[0]), (second.sender, names[1])))
     path = replay_dir / f"{game.hex()[:16]}-{'p1' if seat == 0 else 'p2'}.replay"
-    writer = ReplayWriter.create(path, header)
+    if path.exists():
+        await conn.tell_error("that game id is already taken")
+        raise Refused(f"the peer reuses the id of a game we already hold ({path})")
+    try:
+        writer = ReplayWriter.create(path, header)
+    except OSError as e:
+        await conn.tell_error("the other side cannot record the game")
+        raise SessionError(f"cannot create {path}: {e.strerror}") from None
     side = _Side(ref, writer)
     for env in (first, second):
         writer.append(env.raw)
@@ -401,14 +439,19 @@ async def _play(
                 conn._sent_at = trio.current_time()
                 _start_prefetch(conn, agent, side, seat)
         else:
-            deadline = None
-            if conn.timeouts.move is not None and step in ("action", "jcommit"):
-                deadline = trio.current_time() + conn.timeouts.move
+            # A decision may take a person's time (unlimited unless --move-time); every
+            # other message needs no thinking and is due within the handshake timeout.
+            thinking = step in ("action", "jcommit")
+            limit = conn.timeouts.move if thinking else conn.timeouts.handshake
+            deadline = None if limit is None else trio.current_time() + limit
             try:
                 raw = await conn.receive_envelope(deadline)
             except PeerTimeout as e:
-                if deadline is not None and trio.current_time() >= deadline:
-                    await _record_forfeit(conn, me, side, 1 - seat, f"no decision within {conn.timeouts.move:g} s")
+                late = deadline is not None and trio.current_time() >= deadline
+                game = ref.game
+                if late and not (game is not None and game.over):
+                    what = "decision" if thinking else step
+                    await _record_forfeit(conn, me, side, 1 - seat, f"no {what} within {limit:g} s")
                     return
                 raise PeerGone(str(e)) from None
             except PeerClosed as e:
@@ -524,6 +567,9 @@ async def _make(me: Identity, seat: int, agent: Agent, side: _Side, step: str) -
     elif step == "result":
         assert g is not None
         body = {"scores": list(g.scores), "state": bytes.fromhex(g.state_hash()), "end": g.end_reason}
+    elif step == "forfeit":
+        # The peer's reveal did not match its commitment: a recorded forfeit, never a re-roll.
+        body = {"loser": 2 - seat, "reason": "the reveal did not match the commitment"}
     else:  # pragma: no cover
         raise AssertionError(step)
     return seal(me.key, game_id, ref.seq, ref.prev, step, body)
