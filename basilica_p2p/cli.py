@@ -413,6 +413,21 @@ NET_HELP = {
 }
 
 
+# Options shared by host, join and resume (typer lets commands share the declarations).
+OPT_BOT = typer.Option(None, "--bot", help=NET_HELP["bot"])
+OPT_RULESET = typer.Option(Ruleset.PORTAL2022.value, "--ruleset", case_sensitive=False,
+                           help="classic (2010) or portal2022; both sides must agree.")
+OPT_FESTUM = typer.Option(False, "--festum", metavar="", help="Play with the festum expansion.")
+OPT_REMOVAL = typer.Option(False, "--festum-removal", metavar="", help="With --festum: remove 6 tiles.")
+OPT_MANIFEST = typer.Option(None, "--manifest", help="Your own component manifest (JSON).")
+OPT_REPLAY_DIR = typer.Option(None, "--replay-dir", help=NET_HELP["replay_dir"])
+OPT_HANDSHAKE = typer.Option(20.0, "--handshake-timeout", min=0.1, help=NET_HELP["handshake"])
+OPT_IDLE = typer.Option(30.0, "--idle-timeout", min=0.1, help=NET_HELP["idle"])
+OPT_PING = typer.Option(5.0, "--ping-interval", min=0.05, help=NET_HELP["ping"])
+OPT_FRAME = typer.Option(10.0, "--frame-timeout", min=0.1, help=NET_HELP["frame"])
+OPT_MOVE = typer.Option(None, "--move-time", min=0.1, help=NET_HELP["move"])
+
+
 @app.command("host")
 def host_cmd(
     ctx: typer.Context,
@@ -420,18 +435,17 @@ def host_cmd(
     bind: str = typer.Option("0.0.0.0", "--bind", help="Address to listen on (0.0.0.0: every interface)."),
     games: int = typer.Option(1, "--games", "-n", min=1, max=10_000, help="Games to play on this connection; "
                               "seats alternate."),
-    bot: Optional[str] = typer.Option(None, "--bot", help=NET_HELP["bot"]),
-    ruleset: Ruleset = typer.Option(Ruleset.PORTAL2022.value, "--ruleset", case_sensitive=False,
-                                    help="classic (2010) or portal2022; the joiner must agree."),
-    festum: bool = typer.Option(False, "--festum", metavar="", help="Play with the festum expansion."),
-    festum_removal: bool = typer.Option(False, "--festum-removal", metavar="", help="With --festum: remove 6 tiles."),
-    manifest: Optional[Path] = typer.Option(None, "--manifest", help="Your own component manifest (JSON)."),
-    replay_dir: Optional[Path] = typer.Option(None, "--replay-dir", help=NET_HELP["replay_dir"]),
-    handshake_timeout: float = typer.Option(20.0, "--handshake-timeout", min=0.1, help=NET_HELP["handshake"]),
-    idle_timeout: float = typer.Option(30.0, "--idle-timeout", min=0.1, help=NET_HELP["idle"]),
-    ping_interval: float = typer.Option(5.0, "--ping-interval", min=0.05, help=NET_HELP["ping"]),
-    frame_timeout: float = typer.Option(10.0, "--frame-timeout", min=0.1, help=NET_HELP["frame"]),
-    move_time: Optional[float] = typer.Option(None, "--move-time", min=0.1, help=NET_HELP["move"]),
+    bot: Optional[str] = OPT_BOT,
+    ruleset: Ruleset = OPT_RULESET,
+    festum: bool = OPT_FESTUM,
+    festum_removal: bool = OPT_REMOVAL,
+    manifest: Optional[Path] = OPT_MANIFEST,
+    replay_dir: Optional[Path] = OPT_REPLAY_DIR,
+    handshake_timeout: float = OPT_HANDSHAKE,
+    idle_timeout: float = OPT_IDLE,
+    ping_interval: float = OPT_PING,
+    frame_timeout: float = OPT_FRAME,
+    move_time: Optional[float] = OPT_MOVE,
 ) -> None:
     """Wait for a peer to join, then play. Prints the address and port it listens on."""
     from .net import peer as net_peer
@@ -452,18 +466,17 @@ def host_cmd(
 def join_cmd(
     ctx: typer.Context,
     address: str = typer.Argument(..., help="The host as HOST:PORT, e.g. 192.168.1.20:7431."),
-    bot: Optional[str] = typer.Option(None, "--bot", help=NET_HELP["bot"]),
-    ruleset: Ruleset = typer.Option(Ruleset.PORTAL2022.value, "--ruleset", case_sensitive=False,
-                                    help="classic (2010) or portal2022; must match the host."),
-    festum: bool = typer.Option(False, "--festum", metavar="", help="Play with the festum expansion."),
-    festum_removal: bool = typer.Option(False, "--festum-removal", metavar="", help="With --festum: remove 6 tiles."),
-    manifest: Optional[Path] = typer.Option(None, "--manifest", help="Your own component manifest (JSON)."),
-    replay_dir: Optional[Path] = typer.Option(None, "--replay-dir", help=NET_HELP["replay_dir"]),
-    handshake_timeout: float = typer.Option(20.0, "--handshake-timeout", min=0.1, help=NET_HELP["handshake"]),
-    idle_timeout: float = typer.Option(30.0, "--idle-timeout", min=0.1, help=NET_HELP["idle"]),
-    ping_interval: float = typer.Option(5.0, "--ping-interval", min=0.05, help=NET_HELP["ping"]),
-    frame_timeout: float = typer.Option(10.0, "--frame-timeout", min=0.1, help=NET_HELP["frame"]),
-    move_time: Optional[float] = typer.Option(None, "--move-time", min=0.1, help=NET_HELP["move"]),
+    bot: Optional[str] = OPT_BOT,
+    ruleset: Ruleset = OPT_RULESET,
+    festum: bool = OPT_FESTUM,
+    festum_removal: bool = OPT_REMOVAL,
+    manifest: Optional[Path] = OPT_MANIFEST,
+    replay_dir: Optional[Path] = OPT_REPLAY_DIR,
+    handshake_timeout: float = OPT_HANDSHAKE,
+    idle_timeout: float = OPT_IDLE,
+    ping_interval: float = OPT_PING,
+    frame_timeout: float = OPT_FRAME,
+    move_time: Optional[float] = OPT_MOVE,
 ) -> None:
     """Connect to a host and play as many games as the host starts."""
     from .net import peer as net_peer
@@ -533,11 +546,11 @@ def resume_cmd(
     window: float = typer.Option(120.0, "--window", min=0.1, help="Seconds to wait for the peer to come back; "
                                  "past it the peer loses by forfeit."),
     bot: Optional[str] = typer.Option(None, "--bot", help="Override the bot that played this side."),
-    handshake_timeout: float = typer.Option(20.0, "--handshake-timeout", min=0.1, help=NET_HELP["handshake"]),
-    idle_timeout: float = typer.Option(30.0, "--idle-timeout", min=0.1, help=NET_HELP["idle"]),
-    ping_interval: float = typer.Option(5.0, "--ping-interval", min=0.05, help=NET_HELP["ping"]),
-    frame_timeout: float = typer.Option(10.0, "--frame-timeout", min=0.1, help=NET_HELP["frame"]),
-    move_time: Optional[float] = typer.Option(None, "--move-time", min=0.1, help=NET_HELP["move"]),
+    handshake_timeout: float = OPT_HANDSHAKE,
+    idle_timeout: float = OPT_IDLE,
+    ping_interval: float = OPT_PING,
+    frame_timeout: float = OPT_FRAME,
+    move_time: Optional[float] = OPT_MOVE,
 ) -> None:
     """Reconnect after a crash or a dropped connection and finish the game.
 
