@@ -17,7 +17,7 @@ from ..engine import Game
 from ..identity import Identity
 from .framing import PeerBye, PeerClosed
 from .peers import KnownPeers
-from .session import Agent, Connection, GameReport, PeerGone, Settings, Timeouts, play_one_game
+from .session import Agent, Connection, GameReport, NoGameStarted, PeerGone, Settings, Timeouts, play_one_game
 
 
 @dataclass
@@ -51,10 +51,14 @@ async def play_games(stream: trio.abc.Stream, hosting: bool, config: PeerConfig)
                 report = await play_one_game(conn, config.me, seat, config.settings, config.agent_for(k),
                                              config.replay_dir, config.peers, config.log, config.on_move,
                                              config.resume_info)
-            except PeerBye:
-                if hosting or not reports:
+            except (PeerBye, NoGameStarted) as e:
+                # After the host's last game its goodbye can cross our next hello and the
+                # connection may even be reset: if no game was begun, the session is simply over.
+                if not hosting and reports:
+                    return
+                if isinstance(e, PeerBye):
                     raise PeerGone("the peer left before the game began") from None
-                return
+                raise PeerGone(str(e)) from None
             reports.append(report)
             if config.on_game is not None:
                 config.on_game(report)

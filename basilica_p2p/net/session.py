@@ -79,6 +79,10 @@ class PeerGone(SessionError):
     """The connection broke or the peer went silent."""
 
 
+class NoGameStarted(PeerGone):
+    """The connection ended during a handshake: no game (and no replay) was begun."""
+
+
 class Refused(SessionError):
     """The handshake found a difference or an unknown key; nothing was played."""
 
@@ -368,6 +372,12 @@ async def _handshake(
         raise PeerGone(f"no hello within {conn.timeouts.handshake:g} s") from None
     except PeerMisbehaved as e:
         raise PeerMisbehaved(f"{e} (instead of its hello)") from None
+    except PeerBye:
+        raise
+    except PeerGone as e:
+        raise NoGameStarted(str(e)) from None
+    except PeerClosed as e:
+        raise NoGameStarted(f"the connection ended before the game began: {e}") from None
     diff = differences(mine, theirs)
     if diff:
         reason = "settings differ: " + "; ".join(diff)

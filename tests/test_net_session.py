@@ -1,0 +1,270 @@
+"""Whole games between two honest peers over real loopback TCP, through net.peer.host / join.
+
+Covers: several games on one connection with alternating seats, both
+rulesets and the festum expansion; both sides' replays verify and are
+byte for byte the same; the handshake refusals (settings that differ, one
+identity on both sides, a known name with another key) and the
+``basilica peers`` commands that manage known keys.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from basilica_p2p.bots import GreedyBot, RandomBot
+from basilica_p2p.cli import app
+from basilica_p2p.engine import default_manifest, reconstruct_default
+from basilica_p2p.identity import Identity, fingerprint
+from basilica_p2p.net.peer import PeerConfig
+from basilica_p2p.net.peers import KnownPeers
+from basilica_p2p.net.session import GameReport, PeerGone, Refused, Settings, Timeouts
+from basilica_p2p.replay.verify import verify_file
+
+from net_harness import ALICE, BOB, BOB_IMPOSTOR, FAST, PairResult, host_and_join, ident, settings
+
+pytestmark = pytest.mark.trio
+
+runner = CliRunner()
+
+
+def config(me: Identity, s: Settings, replay_dir: Path, *, home: Path | None = None, games: int = 1,
+           greedy: bool = False, seed: int = 0) -> PeerConfig:
+    def agent_for(k: int):  # type: ignore[no-untyped-def]
+        if greedy:
+            return GreedyBot(s.manifest, seed + k)
+        return RandomBot(seed + k)
+
+    return PeerConfig(me, s, agent_for, replay_dir, KnownPeers(home) if home is not None else None, FAST, games)
+
+
+def reports(result: list[GameReport] | BaseException) -> list[GameReport]:
+    assert isinstance(result, list), f"expected the reports, got {result!r}"
+    return result
+
+
+def cli(home: Path, *args: str):  # type: ignore[no-untyped-def]
+    return runner.invoke(app, ["--home", str(home), *args], env={"BASILICA_HOME": None})
+
+
+# --- complete games --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "s",
+    [settings("portal2022"), settings("classic"), settings("portal2022", festum=True),
+     settings("portal2022", festum=True, removal=True)],
+    ids=["portal2022", "classic", "festum", "festum-removal"],
+)
+async def test_three_games_on_one_connection(tmp_path: Path, s: Settings) -> None:
+    pair = await host_and_join(
+        config(ALICE, s, tmp_path / "host", home=tmp_path / "home-host", games=3, greedy=True, seed=10),
+        config(BOB, s, tmp_path / "join", home=tmp_path / "home-join", games=99, seed=20),
+    )
+    hosted, joined = reports(pair.host), reports(pair.join)
+    assert len(hosted) == len(joined) == 3  # the host decides, the joiner follows
+    assert [r.seat for r in hosted] == [0, 1, 0]
+    assert [r.seat for r in joined] == [1, 0, 1]
+    games = set()
+    for h, j in zip(hosted, joined):
+        assert h.peer == "bob" and j.peer == "alice"
+        assert h.outcome == j.outcome
+        for r in (h, j):
+            v = verify_file(r.replay)
+            assert v.ok, v.line()
+            assert v.ruleset == s.options.ruleset.value and v.festum == s.options.festum
+            assert v.outcome == r.outcome
+        assert h.replay.read_bytes() == j.replay.read_bytes(), f"{h.replay} and {j.replay} differ"
+        assert h.replay != j.replay
+        games.add(h.replay.name.split("-")[0])
+    assert len(games) == 3  # a fresh game id every game
+    # player 1 of each game: alice, bob, alice
+    names = [verify_file(h.replay).names for h in hosted]
+    assert names == [("alice", "bob"), ("bob", "alice"), ("alice", "bob")]
+    assert sorted(p.name for p in (tmp_path / "host").iterdir() if p.suffix == ".replay") == sorted(
+        r.replay.name for r in hosted)
+    # first contact remembered on both sides
+    assert json.loads((tmp_path / "home-host" / "known_peers.json").read_text()) == {"bob": BOB.public.hex()}
+    assert json.loads((tmp_path / "home-join" / "known_peers.json").read_text()) == {"alice": ALICE.public.hex()}
+
+
+async def test_one_game_each_seat_and_the_reports_agree(tmp_path: Path) -> None:
+    s = settings()
+    pair = await host_and_join(config(BOB, s, tmp_path / "h", games=1, seed=1),
+                               config(ALICE, s, tmp_path / "j", seed=2))
+    (h,), (j,) = reports(pair.host), reports(pair.join)
+    assert (h.seat, j.seat) == (0, 1)
+    assert h.game.state_hash() == j.game.state_hash()
+    assert h.replay.read_bytes() == j.replay.read_bytes()
+    assert h.replay.name.endswith("-p1.replay") and j.replay.name.endswith("-p2.replay")
+
+
+# --- handshake refusals --------------------------------------------------------------------------------
+
+
+OTHER_MANIFEST = reconstruct_default(36, name="another manifest")
+
+MISMATCHES = {
+    "ruleset": (settings("portal2022"), settings("classic"), "ruleset", ["portal2022", "classic"]),
+    "festum": (settings("portal2022", festum=True), settings("portal2022"), "festum expansion", ["True", "False"]),
+    "removal": (settings("portal2022", festum=True, removal=True), settings("portal2022", festum=True),
+                "festum removal", ["True", "False"]),
+    "manifest": (settings(), settings(manifest=OTHER_MANIFEST), "manifest",
+                 [default_manifest().hash[:16], OTHER_MANIFEST.hash[:16]]),
+}
+
+
+def refusal_pair(pair: PairResult) -> tuple[Refused, PeerGone]:
+    """Exactly one side refused; the other learned it as PeerGone."""
+    errors = [pair.host, pair.join]
+    assert all(isinstance(e, BaseException) for e in errors), f"a side did not fail: {errors!r}"
+    refused = [e for e in errors if isinstance(e, Refused)]
+    gone = [e for e in errors if isinstance(e, PeerGone)]
+    assert len(refused) == 1 and len(gone) == 1, f"expected one Refused and one PeerGone, got {errors!r}"
+    return refused[0], gone[0]  # type: ignore[return-value]
+
+
+@pytest.mark.parametrize("case", sorted(MISMATCHES))
+@pytest.mark.parametrize("swap", [False, True], ids=["host-has-first", "join-has-first"])
+async def test_settings_that_differ_are_refused_and_both_sides_name_the_difference(
+    tmp_path: Path, case: str, swap: bool
+) -> None:
+    a, b, label, values = MISMATCHES[case]
+    if swap:
+        a, b = b, a
+    pair = await host_and_join(config(ALICE, a, tmp_path / "h", games=2), config(BOB, b, tmp_path / "j"))
+    refused, gone = refusal_pair(pair)
+    for e in (refused, gone):
+        message = str(e)
+        assert label in message, message
+        for value in values:
+            assert value in message, f"{value!r} not in {message!r}"
+    assert "stopped" in str(gone) or "refused" in str(gone).lower()
+    assert not list(tmp_path.rglob("*.replay")), "a replay was written for a game that never started"
+
+
+async def test_the_same_identity_on_both_sides_is_refused(tmp_path: Path) -> None:
+    s = settings()
+    twin = Identity(ALICE.name, ALICE.key)
+    pair = await host_and_join(config(ALICE, s, tmp_path / "h"), config(twin, s, tmp_path / "j"))
+    refused, gone = refusal_pair(pair)
+    assert "same identity" in str(refused)
+    assert "same identity" in str(gone)
+    assert not list(tmp_path.rglob("*.replay"))
+
+
+async def test_same_name_different_keys_is_fine(tmp_path: Path) -> None:
+    """Names are not identities: two different keys may both call themselves bob."""
+    s = settings()
+    pair = await host_and_join(config(BOB, s, tmp_path / "h"), config(BOB_IMPOSTOR, s, tmp_path / "j"))
+    (h,), (j,) = reports(pair.host), reports(pair.join)
+    assert verify_file(h.replay).ok and h.replay.read_bytes() == j.replay.read_bytes()
+
+
+# --- known peers ------------------------------------------------------------------------------------------
+
+
+async def test_known_peers_first_contact_then_a_changed_key_is_refused(tmp_path: Path) -> None:
+    s = settings()
+    home_h, home_j = tmp_path / "home-h", tmp_path / "home-j"
+
+    first = await host_and_join(config(ALICE, s, tmp_path / "h1", home=home_h),
+                                config(BOB, s, tmp_path / "j1", home=home_j))
+    reports(first.host), reports(first.join)
+    assert KnownPeers(home_h).load() == {"bob": BOB.public.hex()}
+
+    # "bob" comes back with another key: the host refuses, the impostor learns why
+    second = await host_and_join(config(ALICE, s, tmp_path / "h2", home=home_h),
+                                 config(BOB_IMPOSTOR, s, tmp_path / "j2", home=home_j))
+    assert isinstance(second.host, Refused), repr(second.host)
+    assert "'bob'" in str(second.host)
+    assert fingerprint(BOB_IMPOSTOR.public) in str(second.host)
+    assert fingerprint(BOB.public) in str(second.host)
+    assert BOB_IMPOSTOR.public.hex() in str(second.host)  # the exact 'peers trust' command
+    assert isinstance(second.join, PeerGone), repr(second.join)
+    assert "bob" in str(second.join) and "key" in str(second.join)
+    assert KnownPeers(home_h).load() == {"bob": BOB.public.hex()}  # not overwritten
+    assert not list((tmp_path / "h2").glob("*.replay"))  # the host refused before recording anything
+
+    # the user checks with bob and trusts the new key: then they play
+    listed = cli(home_h, "peers", "list")
+    assert listed.exit_code == 0, listed.output
+    assert "bob" in listed.output and fingerprint(BOB.public) in listed.output
+    trusted = cli(home_h, "peers", "trust", "bob", BOB_IMPOSTOR.public.hex())
+    assert trusted.exit_code == 0, trusted.output
+    assert fingerprint(BOB_IMPOSTOR.public) in cli(home_h, "peers", "list").output
+    third = await host_and_join(config(ALICE, s, tmp_path / "h3", home=home_h),
+                                config(BOB_IMPOSTOR, s, tmp_path / "j3", home=home_j))
+    (h,), _ = reports(third.host), reports(third.join)
+    assert verify_file(h.replay).ok
+
+    # forget: the next contact is a first contact again
+    forgot = cli(home_h, "peers", "forget", "bob")
+    assert forgot.exit_code == 0, forgot.output
+    after = cli(home_h, "peers", "list")
+    assert "bob" not in after.output, after.output
+    again = cli(home_h, "peers", "forget", "bob")
+    assert again.exit_code == 2 and "bob" in again.output
+    fourth = await host_and_join(config(ALICE, s, tmp_path / "h4", home=home_h),
+                                 config(BOB, s, tmp_path / "j4", home=home_j))
+    reports(fourth.host), reports(fourth.join)
+    assert KnownPeers(home_h).load() == {"bob": BOB.public.hex()}
+
+
+async def test_the_joiner_refuses_a_host_whose_key_changed(tmp_path: Path) -> None:
+    s = settings()
+    home_j = tmp_path / "home-j"
+    KnownPeers(home_j).trust("alice", ALICE.public)
+    alice_impostor = ident(9, "alice")
+    pair = await host_and_join(config(alice_impostor, s, tmp_path / "h"), config(BOB, s, tmp_path / "j", home=home_j))
+    assert isinstance(pair.join, Refused), repr(pair.join)
+    assert "'alice'" in str(pair.join) and fingerprint(alice_impostor.public) in str(pair.join)
+    assert isinstance(pair.host, PeerGone), repr(pair.host)
+    assert "alice" in str(pair.host)
+    assert not list(tmp_path.rglob("*.replay"))
+
+
+async def test_peers_cli_list_trust_forget(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    empty = cli(home, "peers", "list")
+    assert empty.exit_code == 0 and "no known peers" in empty.output
+    assert cli(home, "peers", "trust", "carol", "zz").exit_code == 2
+    assert cli(home, "peers", "trust", "carol", "ab" * 31).exit_code == 2
+    ok = cli(home, "peers", "trust", "carol", ALICE.public.hex())
+    assert ok.exit_code == 0, ok.output
+    assert KnownPeers(home).load() == {"carol": ALICE.public.hex()}
+    listed = cli(home, "peers", "list")
+    assert "carol" in listed.output and fingerprint(ALICE.public) in listed.output
+    assert cli(home, "peers", "forget", "carol").exit_code == 0
+    assert KnownPeers(home).load() == {}
+    gone = cli(home, "peers", "forget", "carol")
+    assert gone.exit_code == 2 and "carol" in gone.output
+    (home / "known_peers.json").write_text("not json")
+    damaged = cli(home, "peers", "list")
+    assert damaged.exit_code == 2 and "damaged" in damaged.output
+
+
+# --- the end of a session ----------------------------------------------------------------------------
+
+
+async def test_the_joiner_keeps_its_reports_when_the_host_says_bye(tmp_path: Path) -> None:
+    """After the host's last game the joiner, if it is player 1 of the next game, sends its hello
+    while the host sends "bye" and closes.  The hello crossing the bye is expected (play_games
+    catches PeerBye); but if a keepalive of the joiner's was still unread when the host closed,
+    the host's kernel answers with a reset, and the joiner's hello or read then fails with
+    "connection reset by peer".  Every game was complete: the joiner must return its reports,
+    not raise PeerGone (which the CLI shows as a failure, exit 1).  Frequent keepalives make
+    the race likely; one run in three failed at 1 ms on loopback."""
+    s = settings()
+    stormy = Timeouts(handshake=5.0, ping_interval=0.001, idle=3.0, frame=2.0)
+    for i in range(12):
+        h = config(ALICE, s, tmp_path / f"h{i}", games=1, seed=i)
+        j = config(BOB, s, tmp_path / f"j{i}", seed=50 + i)
+        h.timeouts = j.timeouts = stormy
+        pair = await host_and_join(h, j)
+        assert isinstance(pair.host, list), f"run {i}: host {pair.host!r}"
+        assert isinstance(pair.join, list), f"run {i}: the joiner lost its finished game: {pair.join!r}"
+        assert len(pair.join) == 1 and verify_file(pair.join[0].replay).ok
