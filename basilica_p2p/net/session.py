@@ -119,23 +119,15 @@ class _Side:
 
 
 class _Prefetch:
-    """Our next decision, chosen in a worker thread while the peer checks and acknowledges
-    our last action (the acknowledgement changes nothing in the game, so the choice stays
-    valid).  On two machines this overlaps our thinking with the peer's work."""
+    """Our next decision, chosen while the peer checks and acknowledges our last action
+    (the acknowledgement changes nothing in the game, so the choice stays valid).  It
+    overlaps our thinking with the peer's work."""
 
     def __init__(self, ply: int) -> None:
         self.ply = ply  # the decision it is for; only an acknowledgement comes before it
         self.done = trio.Event()
         self.action: Action | None = None
         self.error: BaseException | None = None
-
-    async def run(self, agent: Agent, obs: Observation, legal: list[Action]) -> None:
-        try:
-            self.action = await trio.to_thread.run_sync(agent.choose, obs, legal, abandon_on_cancel=True)
-        except Exception as e:  # handed to whoever waits for the choice
-            self.error = e
-        finally:
-            self.done.set()
 
 
 def write_private_json(path: Path, data: dict[str, Any]) -> None:
@@ -481,10 +473,16 @@ def _start_prefetch(conn: Connection, agent: Agent, side: _Side, seat: int) -> N
         return  # a person at a prompt is asked when the time comes, not ahead of it
     if g.secret_jester_round() or (side.prefetch is not None and side.prefetch.ply == len(g.history)):
         return
-    side.prefetch = _Prefetch(len(g.history))
-    # The observation is an immutable snapshot and legal_actions() a fresh list,
-    # so the worker thread never touches the live game.
-    conn.nursery.start_soon(side.prefetch.run, agent, observe(g, seat), g.legal_actions())
+    # Chosen right away, before we wait for the acknowledgement: the peer checks,
+    # records and acknowledges in its own process meanwhile, and its answer waits
+    # in the socket.  (A thread would only add a hand-off and contend for the GIL.)
+    pre = _Prefetch(len(g.history))
+    try:
+        pre.action = agent.choose(observe(g, seat), g.legal_actions())
+    except Exception as e:  # reported when the choice is needed
+        pre.error = e
+    pre.done.set()
+    side.prefetch = pre
 
 
 async def _accept(conn: Connection, side: _Side, raw: bytes, seat: int, log: Callable[[str], None]) -> None:

@@ -30,6 +30,8 @@ def _check(value: Any, depth: int = 0) -> None:
         raise ProtocolError("value nested too deeply")
     if value is None or isinstance(value, (bool, bytes, str)):
         return
+    if isinstance(value, float):
+        raise ProtocolError("floats are not allowed")
     if isinstance(value, int):
         if not _INT_MIN <= value <= _INT_MAX:
             raise ProtocolError("integer out of range")
@@ -80,23 +82,9 @@ def decode(data: bytes, max_size: int = MAX_MESSAGE) -> Any:
         raise ProtocolError("trailing bytes after the message") from None
     except (ValueError, TypeError, msgpack.UnpackException, RecursionError, UnicodeDecodeError, OverflowError) as e:
         raise ProtocolError(f"not valid msgpack ({type(e).__name__})") from None
-    if isinstance(value, float):
-        raise ProtocolError("floats are not allowed")
-    _check_floats(value)
-    _check(value)
-    if encode(value) != bytes(data):
+    _check(value)  # refuses floats and every other type outside the schema
+    # Decoded text is valid UTF-8, so packing cannot fail here; the comparison
+    # refuses every non-minimal or duplicate-key encoding at once.
+    if msgpack.packb(value, use_bin_type=True) != bytes(data):
         raise ProtocolError("not the canonical encoding (non-minimal form, duplicate key or wrong string type)")
     return value
-
-
-def _check_floats(value: Any, depth: int = 0) -> None:
-    if depth > MAX_DEPTH:
-        raise ProtocolError("value nested too deeply")
-    if isinstance(value, float):
-        raise ProtocolError("floats are not allowed")
-    if isinstance(value, list):
-        for v in value:
-            _check_floats(v, depth + 1)
-    elif isinstance(value, dict):
-        for v in value.values():
-            _check_floats(v, depth + 1)
