@@ -212,7 +212,8 @@ def bench_network(games: int) -> None:
     print(f"  networked {net_time / games * 1000:.0f} ms/game; in one process: engine and bots only "
           f"{local_time / games * 1000:.0f} ms/game (ratio {net_time / local_time:.2f}x), with signatures and a "
           f"fsynced replay {recorded_time / games * 1000:.0f} ms/game (ratio {net_time / recorded_time:.2f}x)")
-    print(f"  action round trip (send action -> receive its ack): median {statistics.median(rt) * 1000:.2f} ms, "
+    print(f"  action round trip (send action -> its ack read; actions with no decision of ours "
+          f"in between): median {statistics.median(rt) * 1000:.2f} ms, "
           f"p99 {p99 * 1000:.2f} ms over {len(rt)} actions")
 
 

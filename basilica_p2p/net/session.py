@@ -181,6 +181,7 @@ class Connection:
         self.timeouts = timeouts
         self._pings = 0
         self.round_trips: list[float] = []  # seconds from sending an action to its acknowledgement
+        # (only for actions after which we did not choose our next decision at once)
         self._sent_at: float | None = None
         self.nursery: trio.Nursery | None = None  # for work beside the game (keepalives, prefetching)
 
@@ -438,8 +439,10 @@ async def _play(
             side.records.append(env.raw)
             await conn.send_envelope(env.raw)
             if step == "action":
-                conn._sent_at = trio.current_time()
                 _start_prefetch(conn, agent, side, seat)
+                # A round trip is timed only when we did not think meanwhile, so it
+                # measures the network and the peer, not our own next decision.
+                conn._sent_at = trio.current_time() if side.prefetch is None else None
         else:
             # A decision may take a person's time (unlimited unless --move-time); every
             # other message needs no thinking and is due within the handshake timeout.
