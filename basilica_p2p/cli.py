@@ -371,6 +371,7 @@ def _net_options(
     config.resume_info = {
         "role": role, "identity": f"bot-{role}" if bot else "user", "name": me.name, "bot": bot,
         "home": str(home.resolve()), "manifest": str(manifest.resolve()) if manifest else None,
+        "move_time": move_time,
     }
     return config
 
@@ -388,7 +389,7 @@ def _report_games(reports, me_name: str) -> None:  # type: ignore[no-untyped-def
                    f"{o.moves} moves ({o.end}); replay {r.replay}")
 
 
-def _run_peer(coro_fn, config) -> None:  # type: ignore[no-untyped-def]
+def _run_peer(coro_fn, config, where: str = "") -> None:  # type: ignore[no-untyped-def]
     import trio
 
     from .net.session import SessionError
@@ -398,7 +399,7 @@ def _run_peer(coro_fn, config) -> None:  # type: ignore[no-untyped-def]
     except SessionError as e:
         raise fail(str(e), code=1) from None
     except OSError as e:
-        raise fail(f"network: {e.strerror or e}", code=1) from None
+        raise fail(f"network{where}: {e.strerror or e} (is the host running and reachable?)", code=1) from None
     _report_games(reports, config.me.name)
 
 
@@ -457,9 +458,12 @@ def host_cmd(
 
     def ready(address: str, actual: int) -> None:
         typer.echo(f"listening on {address}:{actual}", err=False)
+        if address in ("0.0.0.0", "::"):
+            typer.echo(f"(every interface: the joiner uses this machine's address, e.g. 127.0.0.1:{actual} "
+                       "on this machine)", err=True)
         sys.stdout.flush()
 
-    _run_peer(lambda: net_peer.host(bind, port, config, ready), config)
+    _run_peer(lambda: net_peer.host(bind, port, config, ready), config, f" ({bind}:{port})")
 
 
 @app.command("join")
@@ -488,7 +492,7 @@ def join_cmd(
                           idle_timeout, ping_interval, frame_timeout, move_time, ctx, "join")
     assert config.resume_info is not None
     config.resume_info.update(address=host_part.strip("[]"), port=int(port_part))
-    _run_peer(lambda: net_peer.join(host_part.strip("[]"), int(port_part), config), config)
+    _run_peer(lambda: net_peer.join(host_part.strip("[]"), int(port_part), config), config, f" ({address})")
 
 
 @app.command("demo")
@@ -592,6 +596,8 @@ def resume_cmd(
         raise fail(str(e)) from None
     if idle_timeout <= ping_interval:
         raise fail("--idle-timeout must be longer than --ping-interval")
+    if move_time is None and isinstance(info.get("move_time"), (int, float)):
+        move_time = float(info["move_time"])  # the limit the game was started with still holds
     timeouts = Timeouts(handshake_timeout, ping_interval, idle_timeout, frame_timeout, move_time)
     where = Rendezvous(role == "host", address, port)
     try:

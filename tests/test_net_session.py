@@ -109,9 +109,9 @@ OTHER_MANIFEST = reconstruct_default(36, name="another manifest")
 
 MISMATCHES = {
     "ruleset": (settings("portal2022"), settings("classic"), "ruleset", ["portal2022", "classic"]),
-    "festum": (settings("portal2022", festum=True), settings("portal2022"), "festum expansion", ["True", "False"]),
+    "festum": (settings("portal2022", festum=True), settings("portal2022"), "festum expansion", ["yes", "no"]),
     "removal": (settings("portal2022", festum=True, removal=True), settings("portal2022", festum=True),
-                "festum removal", ["True", "False"]),
+                "festum removal", ["yes", "no"]),
     "manifest": (settings(), settings(manifest=OTHER_MANIFEST), "manifest",
                  [default_manifest().hash[:16], OTHER_MANIFEST.hash[:16]]),
 }

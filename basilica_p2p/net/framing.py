@@ -28,7 +28,7 @@ CONTROL_SCHEMAS: dict[str, tuple[str, ...]] = {
     "ping": ("t", "n"),
     "pong": ("t", "n"),
     "error": ("t", "reason"),
-    "resume": ("t", "game", "have"),  # how many envelopes of this game I hold
+    "resume": ("t", "game", "have", "tip"),  # how many envelopes of this game I hold, the hash of the last
     "bye": ("t",),
 }
 
@@ -52,7 +52,7 @@ class Frame:
 
     def control(self) -> dict[str, Any]:
         msg = decode(self.body)
-        if not isinstance(msg, dict) or "t" not in msg or msg["t"] not in CONTROL_SCHEMAS:
+        if not isinstance(msg, dict) or not isinstance(msg.get("t"), str) or msg["t"] not in CONTROL_SCHEMAS:
             raise ProtocolError("unknown control message")
         if tuple(msg) != CONTROL_SCHEMAS[msg["t"]]:
             raise ProtocolError(f"malformed {msg['t']} control message")

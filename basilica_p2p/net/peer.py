@@ -17,7 +17,17 @@ from ..engine import Game
 from ..identity import Identity
 from .framing import PeerBye, PeerClosed
 from .peers import KnownPeers
-from .session import Agent, Connection, GameReport, NoGameStarted, PeerGone, Settings, Timeouts, play_one_game
+from .session import (
+    Agent,
+    BadHello,
+    Connection,
+    GameReport,
+    NoGameStarted,
+    PeerGone,
+    Settings,
+    Timeouts,
+    play_one_game,
+)
 
 
 @dataclass
@@ -51,14 +61,15 @@ async def play_games(stream: trio.abc.Stream, hosting: bool, config: PeerConfig)
                 report = await play_one_game(conn, config.me, seat, config.settings, config.agent_for(k),
                                              config.replay_dir, config.peers, config.log, config.on_move,
                                              config.resume_info)
-            except (PeerBye, NoGameStarted) as e:
+            except (PeerBye, NoGameStarted, BadHello) as e:
                 # After the host's last game its goodbye can cross our next hello and the
                 # connection may even be reset: if no game was begun, the session is simply over.
                 if not hosting and reports:
                     return
-                if isinstance(e, PeerBye):
-                    raise PeerGone("the peer left before the game began") from None
-                raise PeerGone(str(e)) from None
+                if isinstance(e, BadHello):
+                    raise  # bytes that are not a hello: say so
+                text = "the peer left before the game began" if isinstance(e, PeerBye) else str(e)
+                raise PeerGone(text) from None
             reports.append(report)
             if config.on_game is not None:
                 config.on_game(report)
@@ -83,7 +94,7 @@ async def host(bind: str, port: int, config: PeerConfig, ready: Callable[[str, i
         if config.resume_info is not None:
             config.resume_info["port"] = address[1]  # with --port 0, resume listens on the same port
         ready(address[0], address[1])
-        stream = await listeners[0].accept()
+        stream = await listeners[0].accept()  # one connection per host: the first peer to come
     finally:
         for listener in listeners:
             await listener.aclose()

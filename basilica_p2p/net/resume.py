@@ -83,6 +83,12 @@ async def resume(
 ) -> GameReport:
     side, seat = side_from_replay(path, manifests, me)
     peer_name = side.ref.spec.names[1 - seat]
+    if side.ref.finished:
+        side.writer.close()
+        log(f"{path}: the game is already finished")
+        assert side.ref.outcome is not None
+        game = side.ref.game or Game.new(side.ref.spec.manifest, side.ref.spec.options, bytes(32))
+        return GameReport(path, seat, peer_name, side.ref.outcome, game)
     log(f"{path}: {len(side.records)} messages held; "
         f"{'listening on' if where.listen else 'dialling'} {where.address}:{where.port} for up to {window:g} s")
     stream = await _meet(where, window)

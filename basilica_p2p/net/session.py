@@ -23,7 +23,7 @@ from .. import __version__
 from ..engine import Action, Game, Manifest, Observation, Options, format_action, observe
 from ..identity import Identity
 from ..referee import GENESIS, GameSpec, Outcome, Referee
-from ..replay.file import Header, ReplayWriter
+from ..replay.file import Header, ReplayWriter, sync_directory
 from ..wire import (
     Envelope,
     ProtocolError,
@@ -79,8 +79,16 @@ class PeerGone(SessionError):
     """The connection broke or the peer went silent."""
 
 
+class PeerRefused(PeerGone):
+    """The peer stopped with an explanation (an error notice): a real peer, a real reason."""
+
+
 class NoGameStarted(PeerGone):
     """The connection ended during a handshake: no game (and no replay) was begun."""
+
+
+class BadHello(PeerMisbehaved):
+    """What came instead of a hello was not a valid one: no game was begun."""
 
 
 class Refused(SessionError):
@@ -141,6 +149,7 @@ def write_private_json(path: Path, data: dict[str, Any]) -> None:
         f.flush()
         os.fsync(f.fileno())
     os.replace(tmp, path)
+    sync_directory(path.parent)  # the rename itself must survive a power loss
 
 
 def printable(text: object, limit: int = 300) -> str:
@@ -160,16 +169,22 @@ def hello_body(me: Identity, settings: Settings) -> dict[str, Any]:
 
 
 def differences(ours: dict[str, Any], theirs: dict[str, Any]) -> list[str]:
-    """What must agree between two hellos and does not, in words."""
+    """What must agree between two hellos and does not, in words that read the same on both sides."""
+    def show(v: Any) -> str:
+        if isinstance(v, bool):
+            return "yes" if v else "no"
+        if isinstance(v, bytes):
+            return v.hex()[:16]
+        return str(v)
+
     out = []
     for key, label in (("protocol", "protocol version"), ("ruleset", "ruleset"), ("festum", "festum expansion"),
                        ("removal", "festum removal of 6 tiles"), ("manifest", "manifest"),
                        ("shuffle", "shuffle scheme")):
         a, b = ours[key], theirs[key]
         if a != b:
-            if isinstance(a, bytes):
-                a, b = a.hex()[:16], b.hex()[:16]
-            out.append(f"{label}: ours {a}, theirs {b}")
+            out.append(f"{label}: {printable(ours['name'], 64)} has {show(a)}, "
+                       f"{printable(theirs['name'], 64)} has {show(b)}")
     return out
 
 
@@ -237,7 +252,7 @@ class Connection:
             if msg["t"] == "ping":
                 await self.framed.send_control("pong", n=msg["n"])
             elif msg["t"] == "error":
-                raise PeerGone(f"the peer stopped the game: {printable(msg['reason'])}")
+                raise PeerRefused(f"the peer stopped the game: {printable(msg['reason'])}")
             elif msg["t"] == "bye":
                 raise PeerBye("the peer said goodbye")
             # pong and resume need no answer here
@@ -310,7 +325,7 @@ async def play_one_game(
         side, peer_name = await _handshake(conn, me, seat, settings, replay_dir, peers, log)
     except ProtocolError as e:
         await conn.tell_error(f"bad hello: {e}")
-        raise PeerMisbehaved(f"the peer's hello is invalid: {e}") from None
+        raise BadHello(f"the peer's hello is invalid: {e}") from None
     if resume_info is not None:
         side.sidecar = sidecar_path(side.writer.path)
         side.info = dict(resume_info, peer=peer_name)
@@ -319,7 +334,8 @@ async def play_one_game(
 
 
 def sidecar_path(replay: Path) -> Path:
-    return replay.with_name(replay.name + ".session")
+    """A hidden file next to the replay: `basilica verify DIR/*` does not pick it up."""
+    return replay.with_name("." + replay.name + ".session")
 
 
 async def continue_game(
@@ -331,6 +347,11 @@ async def continue_game(
     except PeerGone as e:
         hint = f"; to go on, run 'basilica resume {side.writer.path}' on both sides" if side.sidecar else ""
         raise PeerGone(f"{e}{hint}") from None
+    except (PeerMisbehaved, Refused):
+        raise
+    except SessionError as e:  # our own player failed: the peer should know it is not a network fault
+        await conn.tell_error(f"the other side stopped: {e}")
+        raise
     finally:
         side.writer.close()
     assert side.ref.outcome is not None
@@ -364,9 +385,9 @@ async def _handshake(
     except PeerTimeout:
         raise PeerGone(f"no hello within {conn.timeouts.handshake:g} s") from None
     except PeerMisbehaved as e:
-        raise PeerMisbehaved(f"{e} (instead of its hello)") from None
-    except PeerBye:
-        raise
+        raise BadHello(f"{e} (instead of its hello: is the other side a basilica client?)") from None
+    except (PeerBye, PeerRefused):
+        raise  # a goodbye, or a peer that told us why it stopped: nothing to wait for
     except PeerGone as e:
         raise NoGameStarted(str(e)) from None
     except PeerClosed as e:
@@ -525,8 +546,8 @@ async def _record_forfeit(conn: Connection, me: Identity, side: _Side, loser: in
     with trio.move_on_after(2):
         try:
             await conn.send_envelope(env.raw)
-        except PeerClosed:
-            pass
+        except (PeerClosed, PeerGone):
+            pass  # recorded and signed; the peer learns it on resume or from its own replay
 
 
 async def _make(me: Identity, seat: int, agent: Agent, side: _Side, step: str) -> Envelope:
@@ -623,9 +644,12 @@ async def resume_exchange(conn: Connection, side: _Side, log: Callable[[str], No
     its file, byte for byte, never made again.  What the peer resends comes
     in through the normal checks of the play loop.
     """
+    import hashlib
+
     game = side.ref.spec.game
     have = len(side.records)
-    await conn.framed.send_control("resume", game=game, have=have)
+    tip = hashlib.sha256(side.records[-1]).digest()
+    await conn.framed.send_control("resume", game=game, have=have, tip=tip)
     msg = await conn.receive_resume(trio.current_time() + conn.timeouts.handshake)
     if msg["game"] != game:
         await conn.tell_error("that is another game")
@@ -633,6 +657,12 @@ async def resume_exchange(conn: Connection, side: _Side, log: Callable[[str], No
     theirs = msg["have"]
     if not isinstance(theirs, int) or isinstance(theirs, bool) or theirs < 2:
         raise PeerMisbehaved("the peer's resume notice is malformed")
+    if theirs == have and msg["tip"] != tip:
+        # Same length, different last message (e.g. a move-time forfeit that crossed
+        # an action in flight): the two records have parted and cannot be joined.
+        await conn.tell_error(f"our records differ at message {have - 1}")
+        raise Refused(f"the two sides' records differ at message {have - 1}: the game cannot go on; "
+                      "both replays stay valid up to the message before")
     log(f"resuming game {game.hex()[:16]}: we hold {have} messages, the peer {theirs}")
     for raw in side.records[theirs:]:
         await conn.send_envelope(raw)

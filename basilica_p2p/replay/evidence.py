@@ -33,7 +33,13 @@ class EvidenceVerdict:
 def check_evidence(path: Path) -> EvidenceVerdict:
     name = str(path)
     try:
-        data = decode(path.read_bytes(), max_size=3 * 65536)
+        raw = path.read_bytes()
+        if raw[:8] == b"BASILREP":
+            return EvidenceVerdict(name, False, "this is a replay file, not an evidence file (verify it without --evidence)")
+        try:
+            data = decode(raw, max_size=3 * 65536)
+        except ProtocolError:
+            raise ProtocolError(f"not a {FORMAT} file") from None
         if not isinstance(data, dict) or tuple(data) != ("format", "a", "b") or data["format"] != FORMAT:
             raise ProtocolError(f"not a {FORMAT} file")
         if not isinstance(data["a"], bytes) or not isinstance(data["b"], bytes):

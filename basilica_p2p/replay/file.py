@@ -107,6 +107,20 @@ class ReplayFile:
     torn: TornTail | None
 
 
+def sync_directory(folder: Path) -> None:
+    """fsync a directory, making the creation or renaming of a file in it durable (POSIX only)."""
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass  # some file systems do not allow it; the file's own data is synced regardless
+    finally:
+        os.close(fd)
+
+
 def frame(data: bytes) -> bytes:
     return _U32.pack(len(data)) + data + _U32.pack(zlib.crc32(data))
 
@@ -173,6 +187,7 @@ class ReplayWriter:
         f = open(path, "xb")  # never overwrite an existing replay
         w = cls(path, f, 0)
         w._write(MAGIC + frame(header.encode()))
+        sync_directory(path.parent)  # so that the new file's name survives a power loss too
         w.count = 1
         return w
 
