@@ -37,8 +37,8 @@ async def test_resume_refuses_two_records_of_equal_length_that_differ(tmp_path: 
     cut = next(i for i, (_, t, _) in enumerate(items) if t == "action") + 6
     mine = rb.rechain(items[:cut])  # ends with an ack by one player...
     theirs = rb.rechain(items[:cut - 1] + [(rb.ALICE, "forfeit", {"loser": 2, "reason": "too slow"})])
-    a = rb.write(tmp_path / "x" / "p1.replay", replay.header_bytes, rb.raws(theirs))
-    b = rb.write(tmp_path / "y" / "p2.replay", replay.header_bytes, rb.raws(mine))
+    a = rb.write(tmp_path / "p1.replay", replay.header_bytes, rb.raws(theirs))
+    b = rb.write(tmp_path / "p2.replay", replay.header_bytes, rb.raws(mine))
     side_a, _ = side_from_replay(a, known_manifests(), rb.ALICE)
     side_b, _ = side_from_replay(b, known_manifests(), rb.BOB)
     s1, s2 = trio.testing.memory_stream_pair()
