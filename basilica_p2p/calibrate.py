@@ -21,7 +21,7 @@ import statistics
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 
-from .engine import END_LAST_SCORING, Options, Ruleset, reconstruct_default
+from .engine import END_LAST_SCORING, Ruleset, reconstruct_default
 from .match import MatchConfig, run_match
 
 TARGET_THIRD_SCORING = 0.75

@@ -23,17 +23,8 @@ import msgpack
 
 from . import actions as A
 from .actions import Action
-from .cells import WIDTH, cell_sort_key, format_cell, neighbours, row_of
-from .components import (
-    ALL_COLORS,
-    COLOR_LETTER,
-    JESTER,
-    NO_RANK,
-    RANK_NAME,
-    Order,
-    Ruleset,
-    colors_of,
-)
+from .cells import WIDTH, format_cell, neighbours
+from .components import ALL_COLORS, JESTER, NO_RANK, RANK_NAME, Order, Ruleset
 from .errors import EngineError, IllegalAction
 from .manifest import Manifest, TileSpec
 from .rng import FESTUM_REMOVAL, SHUFFLE, SeedStream, first_player, reshuffle_label, shuffled
@@ -979,10 +970,4 @@ def format_action_safe(a: Action) -> str:
         return repr(a)
 
 
-def jester_letters(choice: tuple[tuple[int, int], ...]) -> str:
-    return ",".join(f"{format_cell(c)}={COLOR_LETTER[col]}" for c, col in choice)
-
-
-__all__ = [
-    "Game", "Options", "Pending", "Event", "describe_pending", "row_of", "cell_sort_key", "colors_of",
-]
+__all__ = ["END_LAST_SCORING", "END_STACK", "Event", "Game", "Options", "Pending", "describe_pending"]
