@@ -248,14 +248,7 @@ class Connection:
                 raise PeerTimeout(f"the peer was silent for {self.timeouts.idle:g} s")
             if frame.kind == ENVELOPE:
                 return frame.body
-            msg = await self._control(frame)
-            if msg["t"] == "ping":
-                await self.framed.send_control("pong", n=msg["n"])
-            elif msg["t"] == "error":
-                raise PeerRefused(f"the peer stopped the game: {printable(msg['reason'])}")
-            elif msg["t"] == "bye":
-                raise PeerBye("the peer said goodbye")
-            # pong and resume need no answer here
+            await self._answer(await self._control(frame))  # pong and resume need nothing more here
 
     async def receive_resume(self, deadline: float) -> dict[str, Any]:
         """The peer's resume notice (the first thing after reconnecting)."""
@@ -270,12 +263,16 @@ class Connection:
             msg = await self._control(frame)
             if msg["t"] == "resume":
                 return msg
-            if msg["t"] == "ping":
-                await self.framed.send_control("pong", n=msg["n"])
-            elif msg["t"] == "error":
-                raise PeerGone(f"the peer stopped: {printable(msg['reason'])}")
-            elif msg["t"] == "bye":
-                raise PeerGone("the peer said goodbye")
+            await self._answer(msg)
+
+    async def _answer(self, msg: dict[str, Any]) -> None:
+        """Control messages that mean the same wherever they come: ping, an error notice, goodbye."""
+        if msg["t"] == "ping":
+            await self.framed.send_control("pong", n=msg["n"])
+        elif msg["t"] == "error":
+            raise PeerRefused(f"the peer stopped the game: {printable(msg['reason'])}")
+        elif msg["t"] == "bye":
+            raise PeerBye("the peer said goodbye")
 
     async def _frame(self) -> Frame:
         """The next frame; a malformed one (bad length, unknown kind) disconnects the peer."""
