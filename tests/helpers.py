@@ -180,15 +180,7 @@ def build(
     g.actions = actions
     g.last_placed = C(last_placed) if last_placed else -1
     g.pending = Pending(MAIN, active)
-    g.jester_choices = {}
-    g.scoring_space = 0
-    g.over = False
-    g.end_reason = ""
-    g.history = []
-    g.scoring_log = []
-    g.events = []
-    g._undo = []
-    g._legal = None
+    g._legal = None  # the rest (history, events, no pending scoring) is as Game.new left it
     g.tile_locations()  # every tile in exactly one place
     return g
 
