@@ -12,10 +12,17 @@ import replay_builders as rb
 from basilica_p2p.bots import RandomBot
 from basilica_p2p.engine import Options
 from basilica_p2p.net.framing import CONTROL, Frame
-from basilica_p2p.net.session import Connection, Refused, Timeouts, resume_exchange, side_from_replay
+from basilica_p2p.net.session import (
+    Connection,
+    Refused,
+    Timeouts,
+    continue_game,
+    resume_exchange,
+    side_from_replay,
+)
 from basilica_p2p.replay.file import read_replay
 from basilica_p2p.replay.local import play_recorded
-from basilica_p2p.replay.verify import known_manifests
+from basilica_p2p.replay.verify import known_manifests, verify_file
 from basilica_p2p.wire import ProtocolError, encode, open_envelope
 
 
@@ -57,3 +64,38 @@ async def test_resume_refuses_two_records_of_equal_length_that_differ(tmp_path: 
     # Both sides stop: each sees the other's tip differ (or is told so by the other).
     assert len(errors) == 2, errors
     assert any(isinstance(e, Refused) and "differ at message" in str(e) for e in errors), errors
+
+
+@pytest.mark.trio
+@pytest.mark.parametrize("extra", [0, 1])
+async def test_resume_takes_back_our_own_acknowledgement_that_a_power_loss_took(tmp_path: Path, extra: int) -> None:
+    # An acknowledgement is sent before it is fsynced (it is a function of the
+    # state, and signing is deterministic).  If our replay loses it, the peer holds
+    # it and sends it back on resume; we accept our own signature and go on.
+    path = tmp_path / "full.replay"
+    play_recorded(path, rb.manifest(), Options(), rb.PLAYERS, (RandomBot(1), RandomBot(2)),
+                  nonces=(bytes([1]) * 32, bytes([2]) * 32), game_id=rb.GAME_ID, salts=rb.salts())
+    replay = read_replay(path)
+    envs = [open_envelope(r) for r in replay.records]
+    alice_key = rb.ALICE.public
+    ack = next(i for i, e in enumerate(envs) if i > 12 and e.type == "ack" and e.sender == alice_key)
+    a = rb.write(tmp_path / "p1.replay", replay.header_bytes, replay.records[:ack])  # lost her last ack
+    b = rb.write(tmp_path / "p2.replay", replay.header_bytes, replay.records[:ack + 1 + extra])
+    side_a, seat_a = side_from_replay(a, known_manifests(), rb.ALICE)
+    side_b, seat_b = side_from_replay(b, known_manifests(), rb.BOB)
+    s1, s2 = trio.testing.memory_stream_pair()
+
+    async def run(conn: Connection, side, seat: int, bot: RandomBot) -> None:  # type: ignore[no-untyped-def]
+        async def body() -> None:
+            await resume_exchange(conn, side, lambda m: None)
+            await continue_game(conn, rb.PLAYERS[seat], seat, bot, side, "peer", lambda m: None, None)
+        await conn.run(body)
+
+    with trio.fail_after(30):
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(run, Connection(s1, Timeouts()), side_a, seat_a, RandomBot(5))
+            nursery.start_soon(run, Connection(s2, Timeouts()), side_b, seat_b, RandomBot(6))
+    ra, rb_ = read_replay(a), read_replay(b)
+    assert ra.records == rb_.records
+    assert ra.records[ack] == replay.records[ack]  # the very bytes she signed before
+    assert verify_file(a).ok and verify_file(b).ok

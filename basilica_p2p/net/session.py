@@ -116,6 +116,7 @@ class _Side:
     sidecar: Path | None = None  # where the secrets and how to reconnect are kept (resume)
     info: dict[str, Any] = field(default_factory=dict)
     prefetch: _Prefetch | None = None  # our next decision, being chosen while the peer acknowledges
+    resent: int = 0  # after a resume: how many messages the peer is sending back from its file
 
     def save(self) -> None:
         """Write the sidecar durably: called before any envelope that commits to a secret."""
@@ -450,10 +451,14 @@ async def _play(
     while not ref.finished:
         step, who = ref.waiting_for()
         turn = ref.game.turn if ref.game is not None else 0
-        if who == seat:
+        if who == seat and not side.resent:
             env = await _make(me, seat, agent, side, step)
             ref.feed(env)  # our own message goes through the same checks
-            side.writer.append(env.raw)
+            # An acknowledgement is a function of the state, and Ed25519 signing is
+            # deterministic: if a power loss takes it before our next fsync, the peer
+            # holds the very same bytes and sends them back on resume.  So it goes
+            # out first; everything we choose is durable before it is sent.
+            side.writer.append(env.raw, sync=step != "ack")
             side.records.append(env.raw)
             await conn.send_envelope(env.raw)
             if step == "action":
@@ -464,7 +469,7 @@ async def _play(
         else:
             # A decision may take a person's time (unlimited unless --move-time); every
             # other message needs no thinking and is due within the handshake timeout.
-            thinking = step in ("action", "jcommit")
+            thinking = step in ("action", "jcommit") and not side.resent
             limit = conn.timeouts.move if thinking else conn.timeouts.handshake
             deadline = None if limit is None else trio.current_time() + limit
             try:
@@ -479,7 +484,10 @@ async def _play(
                 raise PeerGone(str(e)) from None
             except PeerClosed as e:
                 raise PeerGone(f"the connection ended: {e}") from None
-            await _accept(conn, side, raw, seat, log)
+            # While catching up, a message may be one of ours that our replay lost
+            # (see above); only we can have signed it, and the referee checks it.
+            await _accept(conn, side, raw, seat, log, ours_ok=bool(side.resent))
+            side.resent = max(0, side.resent - 1)
             if step == "ack" and conn._sent_at is not None:
                 conn.round_trips.append(trio.current_time() - conn._sent_at)
                 conn._sent_at = None
@@ -506,7 +514,9 @@ def _start_prefetch(conn: Connection, agent: Agent, side: _Side, seat: int) -> N
     side.prefetch = pre
 
 
-async def _accept(conn: Connection, side: _Side, raw: bytes, seat: int, log: Callable[[str], None]) -> None:
+async def _accept(
+    conn: Connection, side: _Side, raw: bytes, seat: int, log: Callable[[str], None], ours_ok: bool = False,
+) -> None:
     """Check a peer's envelope; on any flaw, tell the peer, keep the evidence, disconnect."""
     ref = side.ref
     try:
@@ -520,7 +530,7 @@ async def _accept(conn: Connection, side: _Side, raw: bytes, seat: int, log: Cal
             path = write_evidence(side.writer.path, held.raw, env.raw)
             await conn.tell_error(f"you signed two different messages for seq {env.seq}")
             raise PeerMisbehaved(f"the peer signed two different messages for seq {env.seq}; evidence in {path}")
-    if env.sender != ref.spec.players[1 - seat]:
+    if env.sender != ref.spec.players[1 - seat] and not (ours_ok and env.sender == ref.spec.players[seat]):
         await conn.tell_error(f"message {env.seq} is not signed by you")
         raise PeerMisbehaved(f"message {env.seq} is not signed by the peer's key")
     try:
@@ -636,10 +646,11 @@ def write_evidence(replay: Path, a: bytes, b: bytes) -> Path:
 async def resume_exchange(conn: Connection, side: _Side, log: Callable[[str], None]) -> None:
     """After reconnecting: say how many messages we hold, learn the peer's, resend what it lacks.
 
-    Every message was fsynced before it was sent, so the side that holds
-    more always holds the other's messages too; what it resends comes from
-    its file, byte for byte, never made again.  What the peer resends comes
-    in through the normal checks of the play loop.
+    Both replays are prefixes of one chain, so the side that holds more
+    holds everything the other has; what it resends comes from its file,
+    byte for byte, never made again.  That may include the other side's own
+    acknowledgements, sent before they were fsynced (see ``_play``).  What
+    the peer resends comes in through the normal checks of the play loop.
     """
     import hashlib
 
@@ -661,6 +672,7 @@ async def resume_exchange(conn: Connection, side: _Side, log: Callable[[str], No
         raise Refused(f"the two sides' records differ at message {have - 1}: the game cannot go on; "
                       "both replays stay valid up to the message before")
     log(f"resuming game {game.hex()[:16]}: we hold {have} messages, the peer {theirs}")
+    side.resent = max(0, theirs - have)
     for raw in side.records[theirs:]:
         await conn.send_envelope(raw)
 

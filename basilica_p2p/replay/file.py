@@ -7,10 +7,11 @@ Layout (protocol/PROTOCOL.md §9)::
 
 Record 0 is the header (a canonical msgpack map); every later record is one
 signed envelope, exactly as sent, in the order the game happened, from
-both sides.  A record is written, flushed and fsynced before the message it
-holds is sent or acknowledged (a received record is made durable by the
-fsync of our next own record, which comes before anything we send), so after a crash the file can end inside
-its last record (a torn tail): reading reports it, and opening for append
+both sides.  A record is written and flushed before the message it holds is
+sent; our own chosen messages are fsynced first, while acknowledgements and
+received records are made durable by the next fsync (docs/network.md says
+why that is safe).  After a crash the file can end inside its last record
+(a torn tail): reading reports it, and opening for append
 truncates it.  Damage anywhere else is refused with the record number and
 byte offset.
 """
