@@ -3,6 +3,10 @@
 Every game's seed is derived from the match seed text and the game number,
 and every bot's generator from the game seed and its seat, so the same
 arguments give the same games on every machine.
+
+A bot that fails (raises, answers an illegal action, or, for a ``cmd:`` bot,
+crashes, hangs past its time or breaks protocol/BOTS.md) loses that game by
+forfeit; the match goes on with the next game and fresh bots.
 """
 
 from __future__ import annotations
@@ -20,7 +24,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Table
 
-from .bots import Bot, bot_rng_seed, make_bot
+from .bots import Bot, BotFailed, bot_rng_seed, checked_choose, close_bot, make_bot
 from .identity import Identity
 from .engine import (
     END_STACK,
@@ -36,6 +40,7 @@ from .engine import (
 )
 
 PROGRESS_AFTER_SECONDS = 0.5  # a bar for anything longer than a moment, nothing for quick runs
+FORFEIT = "forfeit"  # the end of a game that a bot's failure decided: "forfeit: <why>"
 
 
 @dataclass(frozen=True)
@@ -61,7 +66,7 @@ class GameRecord:
     turns: int
     decisions: int
     scorings: int
-    end: str  # END_LAST_SCORING or END_STACK
+    end: str  # END_LAST_SCORING, END_STACK, or "forfeit: <why>" when a bot failed (FORFEIT)
     state_hash: str
     moves: tuple[str, ...] = ()  # in notation, kept only when asked for
 
@@ -77,13 +82,21 @@ def play_game(
     bots: tuple[Bot, Bot],
     on_action: Callable[[Game, int, int, str, list[Event]], None] | None = None,
 ) -> Game:
-    """Play one game to its end; each bot sees only its observation and the legal actions."""
+    """Play one game to its end; each bot sees only its observation and the legal actions.
+
+    A bot that raises or answers an illegal action raises :class:`BotFailed`,
+    whose ``player`` loses and whose ``game`` is the game as it stood.
+    """
     g = Game.new(manifest, options, seed)
     while not g.over:
         p = g.to_move
         assert p is not None
         legal = g.legal_actions()
-        action = bots[p].choose(observe(g, p), legal)
+        try:
+            action = checked_choose(bots[p], observe(g, p), legal)
+        except BotFailed as e:
+            e.game = g
+            raise
         turn = g.turn
         events = g.apply(action)
         if on_action is not None:
@@ -91,8 +104,33 @@ def play_game(
     return g
 
 
-def record(number: int, seed: bytes, g: Game, keep_moves: bool = False) -> GameRecord:
-    w = g.winner()
+def outcome(g: Game, failure: BotFailed | None = None) -> tuple[int | None, str]:
+    """(winner 0 or 1 or None, end) of a game that ended on the board or by a bot's failure."""
+    if failure is not None:
+        assert failure.player is not None
+        return 1 - failure.player, f"{FORFEIT}: {failure.reason}"
+    return g.winner(), g.end_reason
+
+
+def finish_bots(bots: tuple[Bot, Bot], g: Game | None, failure: BotFailed | None = None) -> None:
+    """Tell the bots that want it how the game ended, then stop any bot programs."""
+    try:
+        if g is not None and (g.over or failure is not None):
+            winner, end = outcome(g, failure)
+            for b in bots:
+                over = getattr(b, "game_over", None)
+                if callable(over):
+                    try:
+                        over((g.scores[0], g.scores[1]), winner, end)
+                    except Exception:
+                        pass  # only news for the bot
+    finally:
+        for b in bots:
+            close_bot(b)
+
+
+def record(number: int, seed: bytes, g: Game, keep_moves: bool = False, failure: BotFailed | None = None) -> GameRecord:
+    w, end = outcome(g, failure)
     return GameRecord(
         number=number,
         seed=seed.hex(),
@@ -101,7 +139,7 @@ def record(number: int, seed: bytes, g: Game, keep_moves: bool = False) -> GameR
         turns=g.turn,
         decisions=len(g.history),
         scorings=g.scorings,
-        end=g.end_reason,
+        end=end,
         state_hash=g.state_hash(),
         moves=tuple(format_action(a) for a in g.history) if keep_moves else (),
     )
@@ -123,6 +161,10 @@ class MatchSummary:
     @property
     def draws(self) -> int:
         return sum(1 for r in self.games if r.winner is None)
+
+    @property
+    def forfeits(self) -> int:
+        return sum(1 for r in self.games if r.end.startswith(FORFEIT))
 
     def score_stats(self, player: int) -> tuple[float, float]:
         xs = [r.scores[player - 1] for r in self.games]
@@ -149,6 +191,7 @@ class MatchSummary:
             "turns_median": statistics.median(turns) if turns else None,
             "ended_third_scoring": sum(1 for r in self.games if r.end == END_LAST_SCORING),
             "ended_stack": sum(1 for r in self.games if r.end == END_STACK),
+            "forfeits": self.forfeits,
             "interrupted": self.interrupted,
             "replays": self.replays,
             "results": [self._result_json(r) for r in self.games],
@@ -180,8 +223,13 @@ class MatchSummary:
         console.print(table)
         turns = [r.turns for r in self.games]
         third = sum(1 for r in self.games if r.end == END_LAST_SCORING)
+        stack = sum(1 for r in self.games if r.end == END_STACK)
+        lost = f", by forfeit: {self.forfeits}" if self.forfeits else ""
         console.print(f"mean turns {statistics.fmean(turns):.1f} (median {statistics.median(turns):.1f}); "
-                      f"ended at the {ordinal(self.last_scoring)} scoring: {third}, on the stack: {n - third}")
+                      f"ended at the {ordinal(self.last_scoring)} scoring: {third}, on the stack: {stack}{lost}")
+        for r in self.games:
+            if r.end.startswith(FORFEIT):
+                console.print(f"game {r.number}: player {r.winner} won by {r.end}", markup=False, soft_wrap=True)
         if self.replays:
             console.print(f"replays: {', '.join(self.replays)}")
         if n == 1:
@@ -228,17 +276,38 @@ def run_match(
             bots = (make_bot(config.p1, manifest, bot_rng_seed(seed, 0)), make_bot(config.p2, manifest, bot_rng_seed(seed, 1)))
             if log:
                 out.print(f"game {i + 1}: {config.p1} (P1) vs {config.p2} (P2)")
-            if replay_dir is not None:
-                assert identities is not None
-                from .replay.local import play_recorded
+            g: Game | None = None
+            failure: BotFailed | None = None
+            try:
+                if replay_dir is not None:
+                    assert identities is not None
+                    from .replay.local import play_recorded
 
-                path = replay_dir / f"match-{i + 1:04d}-{os.urandom(4).hex()}.replay"
-                g = play_recorded(path, manifest, options, identities, bots, on_action=show if log else None)
-                summary.replays.append(str(path))
-                seed = g.seed
-            else:
-                g = play_game(manifest, options, seed, bots, show if log else None)
-            summary.games.append(record(i + 1, seed, g, keep_moves))
+                    path = replay_dir / f"match-{i + 1:04d}-{os.urandom(4).hex()}.replay"
+                    try:
+                        g = play_recorded(path, manifest, options, identities, (_Checked(bots[0]), _Checked(bots[1])),
+                                          on_action=show if log else None)
+                    except BotFailed as e:
+                        failure = e
+                        g = resign_in_replay(path, manifest, identities, e)
+                    summary.replays.append(str(path))
+                    seed = g.seed
+                else:
+                    try:
+                        g = play_game(manifest, options, seed, bots, show if log else None)
+                    except BotFailed as e:
+                        failure = e
+                        g = e.game
+            finally:
+                finish_bots(bots, g, failure)
+            assert g is not None
+            if failure is not None:
+                assert failure.player is not None
+                winner = 1 - failure.player
+                console = bar.console if bar is not None else Console(stderr=True, highlight=False)
+                console.print(f"game {i + 1}: {failure}; player {winner + 1} wins by forfeit", markup=False,
+                              soft_wrap=True)
+            summary.games.append(record(i + 1, seed, g, keep_moves, failure))
             if progress and bar is None and i + 1 < config.games and time.monotonic() - started > PROGRESS_AFTER_SECONDS:
                 bar = Progress(TextColumn("games"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
                                console=Console(stderr=True), transient=True)
@@ -252,3 +321,38 @@ def run_match(
         if bar is not None:
             bar.stop()
     return summary
+
+
+class _Checked:
+    """A bot whose every failure is a :class:`BotFailed` (for callers that call ``choose`` directly)."""
+
+    def __init__(self, bot: Bot) -> None:
+        self.bot = bot
+        self.name = getattr(bot, "name", "bot")
+
+    def choose(self, obs: Any, legal: Any) -> Any:
+        return checked_choose(self.bot, obs, legal)
+
+
+def resign_in_replay(path: Path, manifest: Manifest, identities: tuple[Identity, Identity], failure: BotFailed) -> Game:
+    """End a recorded game whose bot failed: its side's signed forfeit (a resignation) is
+    appended, so the replay is a finished, verifiable game.  Returns the game as it stood."""
+    from .replay.file import ReplayWriter
+    from .replay.verify import referee_for
+    from .wire import open_envelope, seal
+
+    assert failure.player is not None
+    loser = failure.player
+    writer, replay = ReplayWriter.open_append(path)
+    try:
+        ref = referee_for(replay, {manifest.hash: manifest})
+        for raw in replay.records:
+            ref.feed(open_envelope(raw))
+        env = seal(identities[loser].key, ref.spec.game, ref.seq, ref.prev, "forfeit",
+                   {"loser": loser + 1, "reason": failure.reason})
+        ref.feed(env)
+        writer.append(env.raw)
+    finally:
+        writer.close()
+    assert ref.game is not None
+    return ref.game

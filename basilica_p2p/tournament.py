@@ -5,6 +5,10 @@ seeded from the tournament seed, the pair and the game number, so the same
 arguments give the same results however many workers run them.  Ratings
 are Elo, fitted by maximum likelihood over all games (a draw counts half a
 win to each side), with 95% Wilson score intervals (see elo_intervals).
+
+A bot that fails in a game (raises, answers an illegal action, or, for a
+``cmd:`` bot, crashes, hangs past its time or breaks protocol/BOTS.md) loses
+that game by forfeit; the result's ``end`` says why, and the tournament goes on.
 """
 
 from __future__ import annotations
@@ -13,6 +17,7 @@ import csv
 import json
 import math
 import statistics
+import sys
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import asdict, dataclass
@@ -20,9 +25,9 @@ from itertools import combinations
 from pathlib import Path
 from typing import Any
 
-from .bots import bot_rng_seed, make_bot
-from .engine import Options, default_manifest
-from .match import game_seed, play_game
+from .bots import BotFailed, bot_rng_seed, make_bot
+from .engine import Game, Options, default_manifest
+from .match import FORFEIT, finish_bots, game_seed, outcome, play_game
 
 ELO_SCALE = 400.0
 BASE_RATING = 1500.0
@@ -44,7 +49,7 @@ class Result:
     number: int
     scores: tuple[int, int]
     winner: str | None  # a bot name, None for a shared victory
-    end: str
+    end: str  # last-scoring, stack, or "forfeit: <why>" when a bot failed
 
 
 def schedule(bots: list[str], games: int, seed: str, options: Options) -> list[Pairing]:
@@ -62,10 +67,24 @@ def play_pairing(p: Pairing) -> Result:
     manifest = default_manifest()
     seed = game_seed(p.seed_text, p.number)
     bots = (make_bot(p.p1, manifest, bot_rng_seed(seed, 0)), make_bot(p.p2, manifest, bot_rng_seed(seed, 1)))
-    g = play_game(manifest, p.options, seed, bots)
-    w = g.winner()
-    return Result(p.p1, p.p2, p.number, (g.scores[0], g.scores[1]), None if w is None else (p.p1, p.p2)[w],
-                  g.end_reason)
+    g: Game | None = None
+    failure: BotFailed | None = None
+    try:
+        try:
+            g = play_game(manifest, p.options, seed, bots)
+        except BotFailed as e:
+            failure = e
+            g = e.game
+    finally:
+        finish_bots(bots, g, failure)  # a bot program never outlives its game
+    assert g is not None
+    w, end = outcome(g, failure)
+    return Result(p.p1, p.p2, p.number, (g.scores[0], g.scores[1]), None if w is None else (p.p1, p.p2)[w], end)
+
+
+def report_forfeit(r: Result) -> None:
+    """One line on stderr for a game a bot lost by failing."""
+    print(f"{r.p1} vs {r.p2}, game {r.number + 1}: {r.winner} won by {r.end}", file=sys.stderr)
 
 
 def fit_elo(bots: list[str], results: list[Result], iterations: int = 2000) -> dict[str, float]:
@@ -131,6 +150,7 @@ class Standing:
     elo: float
     elo_low: float
     elo_high: float
+    forfeits: int = 0  # games lost because the bot failed (crashed, too slow, illegal answer)
 
 
 def standings(bots: list[str], results: list[Result]) -> list[Standing]:
@@ -141,7 +161,8 @@ def standings(bots: list[str], results: list[Result]) -> list[Standing]:
         mine = [r for r in results if b in (r.p1, r.p2)]
         wins = sum(1 for r in mine if r.winner == b)
         draws = sum(1 for r in mine if r.winner is None)
-        rows.append(Standing(b, len(mine), wins, draws, len(mine) - wins - draws, ratings[b], *intervals[b]))
+        forfeits = sum(1 for r in mine if r.end.startswith(FORFEIT) and r.winner != b)
+        rows.append(Standing(b, len(mine), wins, draws, len(mine) - wins - draws, ratings[b], *intervals[b], forfeits))
     rows.sort(key=lambda s: -s.elo)
     return rows
 
@@ -149,18 +170,25 @@ def standings(bots: list[str], results: list[Result]) -> list[Standing]:
 def run_tournament(
     bots: list[str], games: int, seed: str, options: Options, jobs: int,
     on_progress: Callable[[int, int], None] = lambda done, total: None,
+    on_forfeit: Callable[[Result], None] | None = report_forfeit,
 ) -> list[Result]:
     plan = schedule(bots, games, seed, options)
     results: list[Result] = []
+
+    def done(r: Result) -> None:
+        results.append(r)
+        if on_forfeit is not None and r.end.startswith(FORFEIT):
+            on_forfeit(r)
+
     if jobs <= 1:
         for i, p in enumerate(plan, start=1):
-            results.append(play_pairing(p))
+            done(play_pairing(p))
             on_progress(i, len(plan))
     else:
         with ProcessPoolExecutor(max_workers=jobs) as pool:
             futures = [pool.submit(play_pairing, p) for p in plan]
             for i, f in enumerate(as_completed(futures), start=1):
-                results.append(f.result())
+                done(f.result())
                 on_progress(i, len(plan))
     # Completion order depends on the workers; the report must not.
     results.sort(key=lambda r: (r.p1, r.p2, r.number))
@@ -173,6 +201,7 @@ def save(out: Path, bots: list[str], games: int, seed: str, options: Options, re
     data: dict[str, Any] = {
         "bots": bots, "games_per_pair": games, "seed": seed, "ruleset": options.ruleset.value,
         "festum": options.festum, "standings": [asdict(s) for s in table],
+        "forfeits": sum(1 for r in results if r.end.startswith(FORFEIT)),
         "games": [asdict(r) for r in results],
     }
     json_path = out / "tournament.json"

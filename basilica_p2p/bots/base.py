@@ -29,7 +29,7 @@ def bot_rng_seed(game_seed: bytes, seat: int) -> int:
 
 
 def make_bot(spec: str, manifest: Manifest, seed: int) -> Bot:
-    """Build a bot from its command-line name: ``random``, ``greedy`` or ``module:Class``.
+    """Build a bot from its command-line name: ``random``, ``greedy``, ``mcts[:options]`` or ``module:Class``.
 
     A ``module:Class`` bot is imported and built as ``Class(manifest=..., seed=...)``
     (or ``Class()`` if it takes no arguments); docs/bots.md describes the interface.
@@ -43,9 +43,20 @@ def make_bot(spec: str, manifest: Manifest, seed: int) -> Bot:
         return RandomBot(seed)
     if name == "greedy":
         return GreedyBot(manifest, seed)
+    if name.partition(":")[0].strip() == "mcts":
+        from .mcts import mcts_from_spec  # mcts, mcts:time=0.5, mcts:playouts=400 (docs/bots.md)
+
+        return mcts_from_spec(text, manifest, seed)
+    if name.startswith("cmd:"):
+        from .external import ExternalBot  # cmd:PROGRAM, a program speaking protocol/BOTS.md
+
+        try:
+            return ExternalBot(text[4:], seed)
+        except ValueError as e:
+            raise BotSpecError(str(e)) from None
     if ":" in text:
         return _load_bot(text, manifest, seed)
-    raise BotSpecError(f"unknown bot {spec!r} (known: random, greedy, or module:Class)")
+    raise BotSpecError(f"unknown bot {spec!r} (known: random, greedy, mcts, or module:Class)")
 
 
 def _load_bot(spec: str, manifest: Manifest, seed: int) -> Bot:
@@ -76,4 +87,4 @@ def _load_bot(spec: str, manifest: Manifest, seed: int) -> Bot:
     return bot  # type: ignore[no-any-return]
 
 
-BOT_NAMES = ("random", "greedy")
+BOT_NAMES = ("random", "greedy", "mcts")

@@ -5,7 +5,10 @@ stack below its top tile is only a count, and a tile whose order face is up
 is shown as an :class:`OrderFace` with no tile id and no crown (unless the
 manifest says the box prints crowns on order faces).  A tile whose vault
 face is up is shown with its id: its crown is visible.  The other player's
-not yet revealed Jester colours are not in it either.
+not yet revealed Jester colours are not in it either: not in
+``my_jester_choice``/``other_jester_committed``, and not in ``history``, the
+actions applied since the game began, which leaves out the other player's
+``J:`` action in a secret Jester round until both choices are made (D24, P5).
 
 :func:`determinize` builds a full :class:`Game` consistent with an
 observation, filling what is hidden from a caller-supplied shuffle, which
@@ -18,9 +21,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from . import actions as A
+from .actions import Action
 from .cells import format_cell
-from .components import Order, format_colors
-from .game import Game, Options, Pending, _Setup
+from .components import RANK_LETTER, Order, format_colors
+from .game import JESTER_COLORS, Game, Options, Pending, _Setup
 from .manifest import Manifest
 
 
@@ -78,9 +83,18 @@ class Observation:
     other_jester_committed: bool
     over: bool
     end_reason: str
+    # Every public action applied since the game began, in order (the other
+    # player's unrevealed Jester colours left out, see above).
+    history: tuple[Action, ...] = ()
 
     def describe(self) -> dict[str, Any]:
-        """A JSON-friendly dict (for bots in other languages and for tests)."""
+        """A JSON-friendly dict of every public fact (protocol/BOTS.md, ``state``).
+
+        Players are numbered 1 and 2, cells and actions are in notation
+        (docs/notation.md), colours are letters (``Y/B`` for a wild face),
+        ranks are ``A``, ``M``, ``S``, ``J`` or null for a plain builder.
+        The action history is not repeated here.
+        """
         def face(f: VaultFace | OrderFace | None) -> Any:
             if f is None:
                 return None
@@ -88,20 +102,51 @@ class Observation:
                 return {"tile": f.tile, "colors": format_colors(f.colors), "crown": f.crown}
             return {"order": f.order.value, "colors": format_colors(f.colors), "paid": f.paid, "crown": f.crown}
 
+        def jester(choice: tuple[tuple[int, int], ...] | None) -> Any:
+            return None if choice is None else A.format_action(A.jester_colors(list(choice)))
+
+        pend = self.pending
         return {
             "player": self.player + 1,
+            "ruleset": self.ruleset,
+            "festum": self.festum,
+            "festum_removal": self.festum_removal,
+            "manifest": self.manifest_hash,
             "to_move": None if self.to_move is None else self.to_move + 1,
+            "pending": None if pend is None else {
+                "kind": pend.kind, "player": pend.player + 1,
+                "order": pend.order.value if pend.order is not None else None,
+                "rank": RANK_LETTER.get(pend.rank), "paid": pend.paid,
+            },
+            "active": self.active + 1,
+            "actions_taken": self.actions_taken,
             "turn": self.turn,
+            "last_placed": format_cell(self.last_placed) if self.last_placed >= 0 else None,
             "vaults": {format_cell(c): face(f) for c, f in self.vaults},
             "scaffold": [format_cell(c) for c in self.scaffold],
-            "builders": {format_cell(c): [p + 1, r] for c, p, r in self.builders},
+            "builders": {format_cell(c): [p + 1, RANK_LETTER.get(r)] for c, p, r in self.builders},
+            "glass": [format_cell(c) for c in self.glass],
+            "altars": [format_cell(c) for c in self.altars],
             "orders": [face(f) for f in self.orders],
             "market": [face(f) for f in self.market],
+            "in_hand": None if self.in_hand is None else {"space": self.in_hand[0], "face": face(self.in_hand[1])},
             "stack_size": self.stack_size,
             "stack_top": face(self.stack_top),
+            "reshuffles": self.reshuffles,
             "discard": [face(f) for f in self.discard],
+            "out_count": self.out_count,
+            "pawn": self.pawn,
+            "crown_spaces": list(self.crown_spaces),
+            "scorings": self.scorings,
             "scores": list(self.scores),
             "coins": list(self.coins),
+            "supply": list(self.supply),
+            "tokens": list(self.tokens),
+            "altar_supply": self.altar_supply,
+            "my_jester_choice": jester(self.my_jester_choice),
+            "other_jester_committed": self.other_jester_committed,
+            "over": self.over,
+            "end_reason": self.end_reason,
         }
 
 
@@ -128,6 +173,12 @@ def observe(g: Game, player: int) -> Observation:
     if player not in (0, 1):
         raise ValueError("player is 0 or 1")
     other = 1 - player
+    history = g.history
+    if other in g.jester_choices and not g.over and g.pending.kind == JESTER_COLORS and history \
+            and history[-1].kind == A.JESTER:
+        # A secret Jester round (D24, P5): the other player chose first, and its
+        # J: action, the last one applied, stays hidden until both have chosen.
+        history = history[:-1]
     return Observation(
         player=player,
         ruleset=g.options.ruleset.value,
@@ -166,6 +217,7 @@ def observe(g: Game, player: int) -> Observation:
         other_jester_committed=other in g.jester_choices,
         over=g.over,
         end_reason=g.end_reason,
+        history=tuple(history),
     )
 
 
@@ -236,9 +288,13 @@ def determinize(obs: Observation, manifest: Manifest, shuffle: Shuffler, seed: b
     g.scoring_space = obs.scoring_space
     g.over = obs.over
     g.end_reason = obs.end_reason
+    g.history = list(obs.history)
     if obs.my_jester_choice is not None:
         g.jester_choices[obs.player] = obs.my_jester_choice
     if obs.other_jester_committed:
-        # The real choice is secret: assume the first colour option.
-        g.jester_choices[1 - obs.player] = next(iter(g._jester_options(1 - obs.player))).colors
+        # The real choice is secret: assume the first colour option (in the
+        # history too, where observe() hides it again).
+        stand_in = next(iter(g._jester_options(1 - obs.player)))
+        g.jester_choices[1 - obs.player] = stand_in.colors
+        g.history.append(stand_in)
     return g

@@ -20,6 +20,7 @@ from typing import Any, Protocol, TypeVar
 import trio
 
 from .. import __version__
+from ..bots.external import NETWORK_SHARE, BotFailed, checked_choose
 from ..engine import Action, Game, Manifest, Observation, Options, format_action, observe
 from ..identity import Identity
 from ..referee import GENESIS, GameSpec, Outcome, Referee
@@ -340,6 +341,9 @@ async def continue_game(
     conn: Connection, me: Identity, seat: int, agent: Agent, side: _Side, peer_name: str,
     log: Callable[[str], None], on_move: Callable[[Game, int, int, str], None] | None,
 ) -> GameReport:
+    begin = getattr(agent, "begin_game", None)
+    if callable(begin):  # a person's screen wants the names and seat before the first move
+        begin(seat, side.ref.spec.names)
     try:
         await _play(conn, me, seat, agent, side, log, on_move)
     except PeerGone as e:
@@ -448,11 +452,21 @@ async def _play(
     on_move: Callable[[Game, int, int, str], None] | None,
 ) -> None:
     ref = side.ref
+    if conn.timeouts.move is not None and callable(getattr(agent, "limit_time", None)):
+        agent.limit_time(NETWORK_SHARE * conn.timeouts.move)  # a cmd: bot answers before a --move-time claim
     while not ref.finished:
         step, who = ref.waiting_for()
         turn = ref.game.turn if ref.game is not None else 0
         if who == seat and not side.resent:
-            env = await _make(me, seat, agent, side, step)
+            try:
+                env = await _make(me, seat, agent, side, step)
+            except BotFailed as e:
+                # Our player failed (raised, answered an illegal action; a cmd: bot also
+                # crashed, hung or broke its protocol): we resign, signed, so that both
+                # replays end as a finished game (docs/bots.md).
+                log(f"{e}: we forfeit this game")
+                await _record_forfeit(conn, me, side, seat, e.reason)
+                return
             ref.feed(env)  # our own message goes through the same checks
             # An acknowledgement is a function of the state, and Ed25519 signing is
             # deterministic: if a power loss takes it before our next fsync, the peer
@@ -507,8 +521,8 @@ def _start_prefetch(conn: Connection, agent: Agent, side: _Side, seat: int) -> N
     # in the socket.  (A thread would only add a hand-off and contend for the GIL.)
     pre = _Prefetch(len(g.history))
     try:
-        pre.action = agent.choose(observe(g, seat), g.legal_actions())
-    except Exception as e:  # reported when the choice is needed
+        pre.action = checked_choose(agent, observe(g, seat), g.legal_actions())
+    except BotFailed as e:  # reported when the choice is needed
         pre.error = e
     pre.done.set()
     side.prefetch = pre
@@ -574,7 +588,7 @@ async def _make(me: Identity, seat: int, agent: Agent, side: _Side, step: str) -
         if pre is not None and pre.ply == len(g.history):
             await pre.done.wait()
             if pre.error is not None:
-                raise SessionError(f"our player failed: {type(pre.error).__name__}: {pre.error}")
+                raise pre.error  # a BotFailed: we forfeit (see _play)
             action = pre.action
             if action not in g.legal_actions():
                 raise SessionError(f"our player chose an illegal action {action!r}")
@@ -615,19 +629,13 @@ async def _make(me: Identity, seat: int, agent: Agent, side: _Side, step: str) -
 
 
 async def _decide(agent: Agent, g: Game, seat: int) -> Action:
+    """Our player's decision; :class:`BotFailed` if it raises or answers an illegal action."""
     legal = g.legal_actions()
     obs = observe(g, seat)
     if getattr(agent, "blocking", False):
         # A person (or a slow bot) thinks in a worker thread, so that keepalives flow meanwhile.
-        action = await trio.to_thread.run_sync(agent.choose, obs, legal, abandon_on_cancel=True)
-    else:
-        try:
-            action = agent.choose(obs, legal)
-        except Exception as e:
-            raise SessionError(f"our player failed: {type(e).__name__}: {e}") from None
-    if action not in legal:
-        raise SessionError(f"our player chose an illegal action {action!r}")
-    return action
+        return await trio.to_thread.run_sync(checked_choose, agent, obs, legal, abandon_on_cancel=True)
+    return checked_choose(agent, obs, legal)
 
 
 def write_evidence(replay: Path, a: bytes, b: bytes) -> Path:

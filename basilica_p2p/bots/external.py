@@ -1,0 +1,493 @@
+"""Bots in any language: a line protocol over a program's stdin and stdout.
+
+``--bot cmd:PROGRAM`` runs PROGRAM (a command line, split like a shell
+would but run without one) and speaks the protocol of protocol/BOTS.md with
+it: a version handshake, ``newgame``, then for every decision the action
+history, the public state as JSON, the legal actions and ``go``, answered by
+``action <notation>``.
+
+The program's output is read by a thread with a deadline, so a bot that
+hangs cannot hang us; the program runs in its own process group, which is
+killed when the bot fails, when it is closed, and at exit.  A bot that
+crashes, answers late, answers an illegal action or breaks the protocol
+raises :class:`BotFailed`, and its side loses the game.
+
+:class:`BotFailed` and :func:`checked_choose` are for every bot: a built-in
+or ``module:Class`` bot that raises or returns an illegal action fails the
+same way.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import queue
+import shlex
+import shutil
+import signal
+import subprocess
+import threading
+import time
+import weakref
+from collections.abc import Sequence
+from typing import IO, Any
+
+from ..engine import Action, NotationError, Observation, format_action, parse_action
+
+PROTOCOL = "basilica-bot"
+VERSION = 1
+DEFAULT_MOVE_TIME = 10.0  # seconds per decision
+DEFAULT_HANDSHAKE_TIME = 10.0  # seconds to start and answer the handshake, and to answer newgame
+ENV_MOVE_TIME = "BASILICA_BOT_TIME"
+ENV_HANDSHAKE_TIME = "BASILICA_BOT_HANDSHAKE_TIME"
+MAX_LINE = 4096  # bytes in one line from a bot, its line ending not counted
+QUIT_GRACE = 1.0  # seconds a bot has to exit after quit before it is killed
+FAIL_GRACE = 0.2  # the same after the error that ends a failed bot
+LINES_BUFFERED = 1024  # lines read from a bot and not yet looked at
+NETWORK_SHARE = 0.8  # with --move-time T, our own bot must answer within this share of T
+
+
+class BotFailed(Exception):
+    """A bot did not make a legal decision in time; its side loses the game.
+
+    ``str(e)`` is one line naming the bot and what it did, e.g.
+    ``bot cmd:./mybot (player 2) did not answer within 10 s``.
+    """
+
+    def __init__(self, bot: str, what: str, player: int | None = None) -> None:
+        super().__init__(bot, what, player)
+        self.bot = bot
+        self.what = what
+        self.player = player  # 0 or 1, the side that loses
+        self.game: Any = None  # the game as it stood, set by whoever ran it (not pickled)
+
+    def __str__(self) -> str:
+        seat = f" (player {self.player + 1})" if self.player is not None else ""
+        return f"bot {self.bot}{seat} {self.what}"
+
+    @property
+    def reason(self) -> str:
+        """The reason of the forfeit, as recorded: at most 200 characters (PROTOCOL.md)."""
+        return _cut(str(self), 200)
+
+
+def _cut(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _show(text: object, limit: int = 60) -> str:
+    """A bot's words, quoted, printable and short."""
+    s = text if isinstance(text, str) else repr(text)
+    s = "".join(ch if ch.isprintable() else "?" for ch in s)
+    return "'" + _cut(s, limit) + "'"
+
+
+def bot_label(bot: object) -> str:
+    return str(getattr(bot, "spec", None) or getattr(bot, "name", None) or type(bot).__name__)
+
+
+def checked_choose(bot: Any, obs: Observation, legal: Sequence[Action], label: str | None = None) -> Action:
+    """``bot.choose(obs, legal)``, or :class:`BotFailed` if it raises or answers an illegal action."""
+    name = label or bot_label(bot)
+    try:
+        action = bot.choose(obs, legal)
+    except BotFailed as e:
+        if e.player is None:
+            e.player = obs.player
+        raise
+    except Exception as e:  # a bot may fail in any way; its side loses the game
+        raise BotFailed(name, f"raised {type(e).__name__}: {_cut(str(e), 120)}", obs.player) from e
+    try:
+        ok = type(action) is Action and action in legal
+    except Exception:
+        ok = False
+    if not ok:
+        try:
+            text = format_action(action)
+        except Exception:
+            text = repr(action)
+        raise BotFailed(name, f"answered illegal action {_show(text)}", obs.player)
+    return action  # type: ignore[no-any-return]
+
+
+def parse_command(text: str) -> list[str]:
+    """The argv of ``cmd:PROGRAM``; raises ValueError with a one-line reason."""
+    try:
+        argv = shlex.split(text)
+    except ValueError as e:
+        raise ValueError(f"cannot split the command {text!r}: {e}") from None
+    if not argv:
+        raise ValueError("cmd: needs a program, e.g. cmd:python3 examples/line_bot.py")
+    program = argv[0]
+    if os.sep in program or (os.altsep and os.altsep in program):
+        if not os.path.isfile(program):
+            raise ValueError(f"no program {program!r}")
+        if not os.access(program, os.X_OK):
+            raise ValueError(f"{program!r} is not executable (chmod +x, or name its interpreter first)")
+    elif shutil.which(program) is None:
+        raise ValueError(f"no program {program!r} on PATH")
+    return argv
+
+
+def _env_seconds(name: str, default: float) -> float:
+    raw = os.environ.get(name)
+    if not raw:
+        return default
+    try:
+        value = float(raw)
+    except ValueError:
+        raise ValueError(f"{name}={raw!r} is not a number of seconds") from None
+    if not 0 < value <= 86400:
+        raise ValueError(f"{name}={raw!r}: seconds must be above 0 and at most 86400")
+    return value
+
+
+def limits_from_env() -> tuple[float, float]:
+    """(seconds per decision, seconds for the handshake) from the environment or the defaults."""
+    return _env_seconds(ENV_MOVE_TIME, DEFAULT_MOVE_TIME), _env_seconds(ENV_HANDSHAKE_TIME, DEFAULT_HANDSHAKE_TIME)
+
+
+# --- the child process -----------------------------------------------------------------------
+
+_LINE, _EOF, _LONG = "line", "eof", "long"
+_children: weakref.WeakSet[_Child] = weakref.WeakSet()
+
+
+def live_children() -> list[int]:
+    """Process ids of bot programs started here and not yet reaped (for tests)."""
+    return [c.proc.pid for c in list(_children) if c.proc.returncode is None]
+
+
+class _Child:
+    """One running bot program: its pipes, a reader and a writer thread."""
+
+    def __init__(self, argv: list[str], stderr: IO[Any] | int | None) -> None:
+        self.proc = subprocess.Popen(
+            argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=stderr, bufsize=0,
+            start_new_session=hasattr(os, "killpg"),  # its own process group, killed as a whole
+        )
+        # Bounded: a bot that floods its output waits for us (and fails on time), not our memory.
+        self.lines: queue.Queue[tuple[str, bytes]] = queue.Queue(maxsize=LINES_BUFFERED)
+        self.outbox: queue.Queue[bytes | None] = queue.Queue()
+        self._lock = threading.Lock()
+        self.stopped = False
+        self._done = threading.Event()  # set once the process is reaped
+        assert self.proc.stdout is not None and self.proc.stdin is not None
+        self.reader = threading.Thread(target=self._read, args=(self.proc.stdout,), daemon=True, name="bot-reader")
+        writer = threading.Thread(target=self._write, args=(self.proc.stdin,), daemon=True, name="bot-writer")
+        self.reader.start()
+        writer.start()
+        _children.add(self)
+
+    def _read(self, raw: IO[bytes]) -> None:
+        stream = open(raw.fileno(), "rb", buffering=65536, closefd=False)
+        try:
+            while True:
+                line = stream.readline(MAX_LINE + 2)  # room for "\r\n"
+                if not line:
+                    break
+                if not line.endswith(b"\n") and len(line) >= MAX_LINE + 2:
+                    self.lines.put((_LONG, b""))
+                    return
+                self.lines.put((_LINE, line))
+        except (OSError, ValueError):
+            pass
+        self.lines.put((_EOF, b""))
+
+    def _write(self, raw: IO[bytes]) -> None:
+        fd = raw.fileno()
+        try:
+            while True:
+                data = self.outbox.get()
+                if data is None:
+                    break
+                view = memoryview(data)
+                while view:
+                    n = os.write(fd, view)  # blocks only while a bot does not read; then it fails on time
+                    view = view[n:]
+        except (OSError, ValueError):
+            pass  # the bot is gone: the reader sees it
+        finally:
+            try:
+                raw.close()  # end of input: a bot that reads it exits
+            except OSError:
+                pass
+
+    def send(self, line: str) -> None:
+        if not self.stopped:
+            self.outbox.put(line.encode("utf-8") + b"\n")
+
+    def exit_text(self, wait: float) -> str:
+        """What became of a program whose output ended."""
+        try:
+            code = self.proc.wait(timeout=wait)
+        except subprocess.TimeoutExpired:
+            return "closed its output"
+        if code < 0:
+            try:
+                name = signal.Signals(-code).name
+            except ValueError:
+                name = f"signal {-code}"
+            return f"was killed by {name}"
+        if code == 0:
+            return "exited (code 0)"
+        return f"crashed with exit code {code}"
+
+    def stop(self, grace: float = 0.0) -> None:
+        """Say quit (with a grace period), then kill the process group and reap it.
+
+        A second call waits until the first is done, so after any call returns
+        the program and its process group are gone."""
+        with self._lock:
+            first = not self.stopped
+            self.stopped = True
+        if not first:
+            self._done.wait()
+            return
+        try:
+            self._stop(grace)
+        finally:
+            self._done.set()
+
+    def _stop(self, grace: float) -> None:
+        proc = self.proc
+        if grace > 0 and proc.poll() is None:
+            self.outbox.put(b"quit\n")
+            self.outbox.put(None)  # then end of input
+            try:
+                proc.wait(timeout=grace)
+            except subprocess.TimeoutExpired:
+                pass
+        else:
+            self.outbox.put(None)
+        if hasattr(os, "killpg"):
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)  # the group: whatever the bot started dies too
+            except OSError:
+                pass
+        if proc.poll() is None:
+            try:
+                proc.kill()
+            except OSError:
+                pass
+        proc.wait()  # reaped: no zombie
+        # The reader ends at end of output; only then is its descriptor closed (closing it
+        # under a blocked read could hand the number to another file).  A grandchild that
+        # left the process group and kept the pipe open would keep it, and only it, open.
+        deadline = time.monotonic() + 1.0
+        while self.reader.is_alive() and time.monotonic() < deadline:
+            try:
+                while True:
+                    self.lines.get_nowait()  # room for the reader to reach the end of the output
+            except queue.Empty:
+                pass
+            self.reader.join(timeout=0.05)
+        if proc.stdout is not None and not self.reader.is_alive():
+            try:
+                proc.stdout.close()
+            except OSError:
+                pass
+        _children.discard(self)
+
+
+# --- the bot -------------------------------------------------------------------------------
+
+
+class ExternalBot:
+    """A bot that is a separate program speaking protocol/BOTS.md on stdin/stdout.
+
+    The program is started on the first decision (so building the bot to check
+    a name starts nothing) and stopped by :meth:`close`, on failure, when the
+    bot is garbage collected, or at exit.
+    """
+
+    blocking = True  # waits on another process: the network session asks it in a worker thread
+
+    def __init__(
+        self,
+        command: str | Sequence[str],
+        seed: int = 0,
+        *,
+        move_time: float | None = None,
+        handshake_time: float | None = None,
+        stderr: IO[Any] | int | None = None,
+    ) -> None:
+        if isinstance(command, str):
+            self.argv = parse_command(command)
+            text = command.strip()
+        else:
+            self.argv = list(command)
+            text = shlex.join(self.argv)
+        env_move, env_handshake = limits_from_env()
+        self.spec = "cmd:" + _cut(text, 120)
+        self.name = os.path.basename(self.argv[-1] if len(self.argv) > 1 else self.argv[0])[:40] or "cmd"
+        self.seed = seed
+        self.move_time = float(move_time) if move_time is not None else env_move
+        self.handshake_time = float(handshake_time) if handshake_time is not None else env_handshake
+        self.stderr = stderr  # None: the bot's stderr passes through to ours
+        self._child: _Child | None = None
+        self._finalizer: weakref.finalize | None = None
+        self._failed: BotFailed | None = None
+        self._seat: int | None = None  # in a game as this player, after newgame
+        self._known = 0  # history length at our last decision, to tell a new game
+        self.pid: int | None = None
+
+    # -- life cycle --
+
+    def limit_time(self, seconds: float) -> None:
+        """Lower the time per decision (network play: a share of --move-time)."""
+        self.move_time = max(0.05, min(self.move_time, seconds))
+
+    def _fail(self, what: str, player: int | None) -> BotFailed:
+        e = BotFailed(self.spec, what, player)
+        self._failed = e
+        child = self._child
+        if child is not None:
+            # The bot may read why (its author may log it) while our side goes on at once;
+            # close() waits for the stop to finish.
+            child.send(f"error {_cut(what, 200)}")
+            threading.Thread(target=child.stop, args=(FAIL_GRACE,), daemon=True, name="bot-stop").start()
+        return e
+
+    def _start(self, player: int) -> _Child:
+        try:
+            child = _Child(self.argv, self.stderr)
+        except OSError as e:
+            raise self._fail(f"could not be started: {e.strerror or e}", player) from None
+        self._child = child
+        self.pid = child.proc.pid
+        self._finalizer = weakref.finalize(self, child.stop, QUIT_GRACE)
+        child.send(f"{PROTOCOL} {VERSION}")
+        line = self._line(time.monotonic() + self.handshake_time, "the handshake", self.handshake_time, player)
+        words = line.split()
+        if words[:3] != ["ok", PROTOCOL, str(VERSION)]:
+            raise self._fail(f"broke the protocol: expected 'ok {PROTOCOL} {VERSION}', got {_show(line)}", player)
+        for w in words[3:]:
+            key, _, value = w.partition("=")
+            if key == "name" and value:
+                self.name = "".join(ch for ch in value if ch.isprintable())[:40] or self.name
+        return child
+
+    def close(self) -> None:
+        """Say quit and stop the program (killed after a grace period); safe to call twice."""
+        if self._finalizer is not None:
+            self._finalizer()  # runs child.stop(QUIT_GRACE) once
+
+    # -- talking --
+
+    def _line(self, deadline: float, what: str, limit: float, player: int | None) -> str:
+        """The bot's next meaningful line before ``deadline`` (info and blank lines skipped)."""
+        child = self._child
+        assert child is not None
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise self._fail(f"did not answer {what} within {limit:g} s", player)
+            try:
+                kind, raw = child.lines.get(timeout=left)
+            except queue.Empty:
+                continue
+            if kind == _EOF:
+                raise self._fail(f"{child.exit_text(1.0)} before answering {what}", player)
+            if kind == _LONG:
+                raise self._fail(f"broke the protocol: a line longer than {MAX_LINE} bytes", player)
+            try:
+                line = raw.decode("utf-8").rstrip("\r\n")
+            except UnicodeDecodeError:
+                raise self._fail("broke the protocol: a line that is not UTF-8", player) from None
+            if not line.strip() or line == "info" or line.startswith("info "):
+                continue
+            if line == "error" or line.startswith("error "):
+                raise self._fail(f"gave up: {_show(line[6:].strip(), 120)}", player)
+            return line
+
+    def _unexpected(self, player: int) -> None:
+        """A line that came while no answer was due breaks the protocol."""
+        child = self._child
+        assert child is not None
+        for _ in range(child.lines.qsize()):
+            try:
+                kind, raw = child.lines.get_nowait()
+            except queue.Empty:
+                return
+            if kind != _LINE:
+                child.lines.put((kind, raw))  # seen when the answer is read
+                return
+            line = raw.decode("utf-8", "replace").rstrip("\r\n")
+            if line.strip() and not (line == "info" or line.startswith("info ")):
+                if line == "error" or line.startswith("error "):
+                    raise self._fail(f"gave up: {_show(line[6:].strip(), 120)}", player)
+                raise self._fail(f"broke the protocol: {_show(line)} when no answer was due", player)
+
+    def _new_game(self, obs: Observation) -> None:
+        child = self._child
+        assert child is not None
+        yes = {True: "yes", False: "no"}
+        child.send(f"newgame ruleset={obs.ruleset} festum={yes[obs.festum]} removal={yes[obs.festum_removal]} "
+                   f"seat={obs.player + 1} manifest={obs.manifest_hash} seed={self.seed} "
+                   f"time={int(self.move_time * 1000)}")
+        line = self._line(time.monotonic() + self.handshake_time, "newgame", self.handshake_time, obs.player)
+        if line.split() != ["ready"]:
+            raise self._fail(f"broke the protocol: expected 'ready', got {_show(line)}", obs.player)
+        self._seat = obs.player
+
+    def choose(self, obs: Observation, legal: Sequence[Action]) -> Action:
+        if self._failed is not None:
+            raise BotFailed(self.spec, f"failed before: {self._failed.what}", obs.player)
+        player = obs.player
+        child = self._child if self._child is not None else self._start(player)
+        self._unexpected(player)
+        if self._seat != player or len(obs.history) < self._known:
+            self._new_game(obs)
+        self._known = len(obs.history)
+        pend = obs.pending
+        moves = " ".join(format_action(a) for a in obs.history)
+        options = " ".join(format_action(a) for a in legal)
+        child.send(f"position {len(obs.history)}" + (f" {moves}" if moves else ""))
+        child.send("state " + json.dumps(obs.describe(), separators=(",", ":")))
+        child.send(f"legal {len(legal)} {options}")
+        ms = int(self.move_time * 1000)
+        deadline = time.monotonic() + self.move_time
+        child.send(f"go time={ms} decision={pend.kind if pend else 'main'} turn={obs.turn}")
+        line = self._line(deadline, "its decision", self.move_time, player)
+        word, _, text = line.partition(" ")
+        text = text.strip()
+        if word != "action" or not text:
+            raise self._fail(f"broke the protocol: expected 'action <notation>', got {_show(line)}", player)
+        try:
+            action = parse_action(text)
+        except NotationError as e:
+            raise self._fail(f"answered {_show(text)}, which is not an action ({e})", player) from None
+        if action not in legal:
+            raise self._fail(f"answered illegal action {_show(text)}", player)
+        return action
+
+    def game_over(self, scores: tuple[int, int], winner: int | None, end: str) -> None:
+        """Tell a running bot the result (it need not answer)."""
+        child = self._child
+        if child is None or self._failed is not None:
+            return
+        w = "none" if winner is None else str(winner + 1)
+        child.send(f"gameover winner={w} scores={scores[0]},{scores[1]} end={end.split(':')[0]}")
+        self._seat = None
+
+
+def make_external(command: str, seed: int) -> ExternalBot:
+    """``cmd:COMMAND`` as given to make_bot (errors are ValueError with one line)."""
+    return ExternalBot(command, seed)
+
+
+def close_bot(bot: object) -> None:
+    """Stop a bot's program if it has one (best effort)."""
+    close = getattr(bot, "close", None)
+    if callable(close):
+        try:
+            close()
+        except Exception:
+            pass
+
+
+__all__ = [
+    "BotFailed", "DEFAULT_HANDSHAKE_TIME", "DEFAULT_MOVE_TIME", "ExternalBot", "checked_choose", "close_bot",
+    "live_children", "parse_command",
+]
