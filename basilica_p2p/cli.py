@@ -27,7 +27,8 @@ rules_app = typer.Typer(help="Work with the rules: score a written cathedral pos
 app.add_typer(rules_app, name="rules")
 id_app = typer.Typer(help="Your identity: the Ed25519 key that signs your games.", no_args_is_help=True)
 app.add_typer(id_app, name="id")
-replay_app = typer.Typer(help="Look into replay files: the game move by move, or as JSON.", no_args_is_help=True)
+replay_app = typer.Typer(help="Look into replay files: the game move by move, as JSON, or as a web page.",
+                         no_args_is_help=True)
 app.add_typer(replay_app, name="replay")
 peers_app = typer.Typer(help="Peers you have played: which key goes with which name.", no_args_is_help=True)
 app.add_typer(peers_app, name="peers")
@@ -315,6 +316,31 @@ def replay_export(
             out.write_text(text)
         except OSError as e:
             raise fail(f"cannot write {out}: {e.strerror}") from None
+
+
+@replay_app.command("html")
+def replay_html(
+    file: Path = typer.Argument(..., help="A replay file."),
+    out: Optional[Path] = typer.Option(None, "--output", "-o",
+                                       help="The page to write (default: the replay's name with .html, here)."),
+    manifest: list[Path] = typer.Option([], "--manifest", help="The manifest the game uses, if not the default."),
+) -> None:
+    """Write one self-contained HTML page that steps through the game (buttons and arrow keys).
+
+    The replay is verified first; a file that does not verify gives one error line, exit status 1, and no page.
+    The page needs no network and no other file: open it in any browser.
+    """
+    from .replay.html import OutputError, ViewerError, write_viewer
+
+    manifests = load_manifests(manifest)
+    target = out if out is not None else Path(file.name).with_suffix(".html")
+    try:
+        data = write_viewer(file, target, manifests)
+    except OutputError as e:
+        raise fail(str(e)) from None
+    except ViewerError as e:
+        raise fail(f"{file}: {e}", code=1) from None
+    typer.echo(f"{target}: {len(data['steps']) - 1 if data['steps'] else 0} moves, {data['result']['text']}")
 
 
 # --- network play ---------------------------------------------------------------

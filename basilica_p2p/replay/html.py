@@ -1,0 +1,383 @@
+"""``basilica replay html``: one self-contained HTML page that steps through a verified replay.
+
+The replay is verified first (:func:`.verify.verify_file`: signatures, chain,
+commit-reveal, every action, every state hash, the result); a file that does
+not verify gives no page at all.  The game is then re-played through the
+engine and every step (the start, then one step per decision) is written
+into the page as JSON: the move in notation and in words, the cathedral, the
+market, the track, the counts, and the breakdown of any scoring.
+
+Only public facts go into the page (RULES.md §9, D18): every step is built
+from :func:`..engine.observe` (a spectator sees what either player sees of the
+table), never from the hidden stack order or the crowns under order faces.
+The page loads nothing: its data, script and style are inline and a
+Content-Security-Policy forbids every fetch.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import os
+import re
+import tempfile
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from ..engine import Action, Game, Manifest, Ruleset, format_action, format_cell, observe, parse_action
+from ..engine import actions as A
+from ..engine.components import (
+    COLOR_LETTER, COLOR_NAME, LETTER_COLOR, NO_RANK, RANK_LETTER, RANK_NAME, color_count, format_colors,
+)
+from ..engine.game import describe_pending
+from ..engine.observation import Observation, OrderFace, VaultFace
+from ..engine.scoring import ScoringResult
+from ..wire import open_envelope
+from .file import ReplayError
+from .show import walk
+from .verify import known_manifests, verify_file
+
+VIEWER_FORMAT = "basilica-replay-viewer/1"
+TEMPLATE = "viewer.html"
+
+
+class ViewerError(Exception):
+    """The file is not a valid, finished replay, so there is no page; the message is one line."""
+
+
+class OutputError(ViewerError):
+    """The page could not be written; the message is one line."""
+
+
+# --- one step's public state -------------------------------------------------------------
+
+
+def _colors(mask: int) -> dict[str, Any]:
+    return {"colors": format_colors(mask), "wild": color_count(mask) >= 2}
+
+
+def _vault_face(f: VaultFace | None) -> dict[str, Any] | None:
+    if f is None:
+        return None
+    return {**_colors(f.colors), "crown": f.crown}
+
+
+def _order_face(f: OrderFace | None) -> dict[str, Any] | None:
+    if f is None:
+        return None
+    # ``crown`` is None unless the box prints crowns on order faces (D18): hidden, never guessed.
+    return {"order": f.order.value, **_colors(f.colors), "paid": f.paid, "crown": f.crown}
+
+
+def _cathedral(obs: Observation) -> dict[str, Any]:
+    builders = {c: (p, r) for c, p, r in obs.builders}
+    glass = set(obs.glass)
+    altars = set(obs.altars)
+    cells = []
+    for c, f in obs.vaults:
+        b = builders.get(c)
+        cells.append({
+            "cell": format_cell(c), **_colors(f.colors), "crown": f.crown,
+            "builder": None if b is None else {"player": b[0] + 1, "rank": RANK_LETTER.get(b[1], ""),
+                                                "rank_name": RANK_NAME[b[1]]},
+            "glass": c in glass, "altar": c in altars,
+        })
+    occupied = [c for c, _ in obs.vaults] + list(obs.scaffold)
+    return {
+        "cells": cells,
+        "scaffold": [format_cell(c) for c in obs.scaffold],
+        "rows": max(occupied) // 5 + 1 if occupied else 0,
+    }
+
+
+def public_state(g: Game) -> dict[str, Any]:
+    """Everything a spectator sees of ``g``: built from an observation, so nothing hidden leaks."""
+    obs = observe(g, 0)
+    return {
+        "cathedral": _cathedral(obs),
+        "orders": [_order_face(f) for f in obs.orders],
+        "vaults": [_vault_face(f) for f in obs.market],
+        "in_hand": None if obs.in_hand is None else {"space": obs.in_hand[0], **(_order_face(obs.in_hand[1]) or {})},
+        "pawn": obs.pawn,
+        "scorings": obs.scorings,
+        "scores": list(obs.scores),
+        "coins": list(obs.coins),
+        "supply": list(obs.supply),
+        "tokens": list(obs.tokens),
+        "altar_supply": obs.altar_supply,
+        "stack": obs.stack_size,
+        "stack_top": _order_face(obs.stack_top),
+        "discard": len(obs.discard),
+        "reshuffles": obs.reshuffles,
+        "over": obs.over,
+    }
+
+
+def _scoring(result: ScoringResult, number: int, board: Game) -> dict[str, Any]:
+    areas = []
+    for a in result.areas:
+        areas.append({
+            "color": COLOR_LETTER[a.color], "color_name": COLOR_NAME[a.color],
+            "cells": [format_cell(c) for c in a.cells], "strength": list(a.strength),
+            "majority": None if a.majority is None else a.majority + 1, "reason": a.reason,
+            "architect": a.architect, "glass": a.glass, "points": list(a.points),
+        })
+    cathedral = _cathedral(observe(board, 0))
+    extra = {format_cell(c): COLOR_LETTER[col] for c, col in result.jester_colors}
+    for cell in cathedral["cells"]:
+        if cell["cell"] in extra:
+            cell["jester"] = extra[cell["cell"]]  # the Jester's extra colour for this scoring (D24)
+    return {
+        "number": number, "points": list(result.points), "areas": areas,
+        "jester": [{"cell": format_cell(c), "color": COLOR_LETTER[col], "color_name": COLOR_NAME[col]}
+                   for c, col in result.jester_colors],
+        # The cathedral as it was scored, before the clean-up of D21 removed rows 1-2.
+        "cathedral": cathedral,
+    }
+
+
+# --- moves in words -------------------------------------------------------------------------
+
+
+def _face_words(f: dict[str, Any] | None) -> str:
+    if f is None:
+        return "?"
+    text = "/".join(COLOR_NAME[LETTER_COLOR[x]] for x in f["colors"].split("/")) + (" wild" if f["wild"] else "")
+    return text + (", crowned" if f.get("crown") else "")
+
+
+def _rank_words(rank: int) -> str:
+    return {NO_RANK: "a plain builder", 1: "an Architect", 2: "a Master Mason", 3: "a Strongman",
+            4: "a Jester"}.get(rank, RANK_NAME.get(rank, "?"))
+
+
+def describe_move(before: Game, a: Action, names: tuple[str, str], pawn: str) -> str:
+    """One decision in words, from the public state before it."""
+    who = before.to_move
+    me = names[who] if who is not None else "?"
+    active = names[before.active]
+    other = names[1 - before.active]
+    k = a.kind
+    if k == A.VAULT:
+        f = _vault_face(observe(before, 0).market[a.space - 1])
+        text = f"{me} places the vault tile of V{a.space} ({_face_words(f)}) on {format_cell(a.cell)}"
+        if f and f["crown"]:
+            text += f"; the {pawn} moves to space {before.pawn + 1}"
+        return text
+    if k == A.REDEAL:
+        return f"{me}: no vault tile fits anywhere, so V1-V3 are discarded and redealt (D8)"
+    if k == A.BUILDER:
+        return f"{me} puts a builder on {format_cell(a.cell)}, the tile just placed"
+    if k == A.NONE:
+        return f"{me} has no legal action; the turn ends (D7)"
+    if k == A.JESTER:
+        pairs = ", ".join(f"{format_cell(c)} {COLOR_NAME[col]}" for c, col in a.colors)
+        return f"{me} gives their Jesters an extra colour for the scoring: {pairs} (D24)"
+    cell = format_cell(a.cell) if a.cell >= 0 else ""
+    dest = format_cell(a.dest) if a.dest >= 0 else ""
+    if k == A.ORDER:
+        f = _order_face(observe(before, 0).orders[a.space - 1])
+        order = f["order"] if f else "?"
+        head = f"{me} carries out {order} from O{a.space}"
+        tail = {
+            "PROMOTE": f"the builder on {cell} becomes {_rank_words(a.rank)}",
+            "MOVE": f"the builder on {cell} moves to {dest}",
+            "RECRUIT": f"a new builder goes on {cell}",
+            "CONFUSE": f"{me}'s builder on {cell} goes home, so that one of {other}'s builders must move",
+            "STAINED_GLASS": f"stained glass on {cell}",
+            "SCAFFOLDING": f"scaffolding on {cell}",
+            "DISASTER": f"the vault tile on {cell} is discarded",
+            "ALTAR": f"an altar on {cell}",
+        }.get(order, cell)
+        return f"{head}: {tail}"
+    pend = before.pending
+    if k == A.PLACE:
+        what = "the second altar" if pend.kind == "second-altar" else "the second scaffolding tile"
+        return f"{me} puts {what} on {cell}"
+    if k == A.SHIFT:
+        victim = names[before.builders[a.cell][0]] if a.cell in before.builders else "the"
+        return f"{me} chooses the CONFUSE move: {victim}'s builder on {cell} moves to {dest}"
+    if k == A.DECLINE:
+        what = "to choose the CONFUSE move" if pend.kind == "confuse-pay" else (
+            f"for the paid {pend.order.value if pend.order else ''} option")
+        return f"{me} declines to pay {what}"
+    if k == A.PAY:
+        if pend.kind == "confuse-pay":
+            return f"{me} pays {active} a coin to choose the CONFUSE move (D20)"
+        if pend.order is not None and pend.order.value == "RECRUIT":
+            return f"{me} pays {active} a coin for the paid RECRUIT: a builder on {cell} (D27)"
+        return f"{me} pays {active} a coin for the paid PROMOTE: the builder on {cell} becomes {_rank_words(a.rank)} (D27)"
+    return f"{me}: {format_action(a)}"
+
+
+# --- the whole game ------------------------------------------------------------------------
+
+
+def _tapped(g: Game, boards: list[Game]) -> Game:
+    """``g``, changed so that each scoring leaves in ``boards`` the cathedral as it was scored.
+
+    The engine's clean-up (D21) runs inside the same decision as the scoring;
+    the picture is taken just before it, so the page can show what was scored.
+    """
+
+    class Tapped(Game):
+        __slots__ = ()
+
+        def _clean_up(self) -> None:
+            boards.append(self.clone())
+            super()._clean_up()
+
+    g.__class__ = Tapped
+    return g
+
+
+def _names_from_hellos(records: list[bytes], header_names: tuple[str, str]) -> tuple[str, str]:
+    names = list(header_names)
+    for raw in records[:2]:
+        env = open_envelope(raw)
+        if env.type == "hello":
+            names[0 if env.seq == 0 else 1] = env.body["name"]
+    return names[0], names[1]
+
+
+def _result_text(outcome: Any, names: tuple[str, str]) -> str:
+    s = f"{outcome.scores[0]}-{outcome.scores[1]}"
+    if outcome.end == "forfeit":
+        loser = 1 - (outcome.winner or 0)
+        how = "resigned" if outcome.claimed_by == loser else "forfeited"
+        return f"{names[loser]} {how} ({outcome.reason}); {names[1 - loser]} wins, {s}"
+    if outcome.winner is None:
+        return f"shared victory, {s}"
+    end = "the stack ran out" if outcome.end == "stack" else "last scoring"
+    return f"{names[outcome.winner]} won {s} ({end})"
+
+
+def build_viewer_data(path: Path, manifests: dict[str, Manifest] | None = None) -> dict[str, Any]:
+    """Verify the replay at ``path`` and describe every step; :class:`ViewerError` if it does not verify."""
+    manifests = manifests if manifests is not None else known_manifests()
+    verdict = verify_file(path, manifests)
+    if not verdict.ok:
+        raise ViewerError(verdict.error)
+    try:
+        w = walk(path, manifests)
+    except ReplayError as e:
+        raise ViewerError(str(e)) from None
+    if w.error or w.outcome is None or w.outcome != verdict.outcome:
+        raise ViewerError("the file changed while it was read")
+    h = w.replay.header
+    names = _names_from_hellos(w.replay.records, (h.players[0][1], h.players[1][1]))
+    pawn = Ruleset(h.ruleset).pawn
+    steps: list[dict[str, Any]] = []
+    g: Game | None = None
+    boards: list[Game] = []
+    if w.start is not None:
+        g = _tapped(w.start.clone(), boards)
+        first = names[g.active]
+        steps.append({
+            "step": 0, "move": None, "words": f"the start: the tiles are dealt and {first} "
+            f"(player {g.active + 1}) takes the first turn", "turn": g.turn, "player": None,
+            "active": g.active + 1, "action": None, "decision": None, "events": [], "scoring": [],
+            "next": _next(g, names), **public_state(g),
+        })
+    for m in w.moves:
+        assert g is not None
+        before = g.clone()
+        action = parse_action(m.action)
+        kind = before.pending.kind
+        boards.clear()
+        events = g.apply(action)
+        if g.state_hash() != m.state_hash:  # pragma: no cover - the referee checked every hash
+            raise ViewerError(f"move {m.ply + 1} ({m.action}) does not replay to the acknowledged state")
+        scoring = []
+        done = g.scorings - sum(1 for e in events if e.kind == "scoring")
+        for e in events:
+            if e.kind == "scoring":
+                done += 1
+                board = boards.pop(0) if boards else g  # the last scoring has no clean-up (D26)
+                scoring.append(_scoring(g.scoring_log[done - 1], done, board))
+        steps.append({
+            "step": len(steps), "move": m.action, "words": describe_move(before, action, names, pawn),
+            "turn": m.turn, "player": m.player + 1, "active": before.active + 1,
+            "action": None if kind == "jester" else before.actions + 1, "decision": kind,
+            "events": [e.detail for e in events if e.kind != "scoring"], "scoring": scoring,
+            "next": _next(g, names), **public_state(g),
+        })
+    o = w.outcome
+    if steps and o.end == "forfeit":
+        steps[-1]["next"] = f"the game ends here: {_result_text(o, names)}"
+    return {
+        "format": VIEWER_FORMAT,
+        "players": list(names),
+        "ruleset": h.ruleset, "festum": h.festum, "removal": h.removal,
+        "game": h.game.hex(),
+        "pawn": pawn,
+        "crown_spaces": list(manifests[h.manifest.hex()].crown_spaces),
+        "rows": max([3] + [s["cathedral"]["rows"] + 1 for s in steps]
+                    + [sc["cathedral"]["rows"] + 1 for s in steps for sc in s["scoring"]]),
+        "result": {"scores": list(o.scores), "winner": None if o.winner is None else o.winner + 1, "end": o.end,
+                   "moves": o.moves, "reason": o.reason or None, "text": _result_text(o, names)},
+        "steps": steps,
+    }
+
+
+def _next(g: Game, names: tuple[str, str]) -> str:
+    if g.over:
+        return "the game is over"
+    p = g.to_move
+    assert p is not None
+    return f"next: {names[p]} (player {p + 1}) decides {describe_pending(g.pending)}"
+
+
+# --- the page ---------------------------------------------------------------------------------
+
+
+def script_json(data: Any) -> str:
+    """JSON that is safe inside a <script> element: no '<', '>' or '&' (so no '</script>' or '<!--')."""
+    text = json.dumps(data, ensure_ascii=True, separators=(",", ":"))
+    return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+
+
+def page_title(data: dict[str, Any]) -> str:
+    p1, p2 = data["players"]
+    return f"{p1} vs {p2}: {data['result']['text']} - Basilica replay"
+
+
+def render_html(data: dict[str, Any]) -> str:
+    template = resources.files("basilica_p2p.data").joinpath(TEMPLATE).read_text(encoding="utf-8")
+    values = {"TITLE": html.escape(page_title(data)), "DATA": script_json(data)}
+    # One pass, so that a player's name can never bring in another placeholder.
+    return re.sub(r"@@(TITLE|DATA)@@", lambda m: values[m.group(1)], template)
+
+
+def write_atomically(out: Path, text: str) -> None:
+    """Write ``out`` whole or not at all: a temporary file in the same folder, then a rename."""
+    folder = out.parent if str(out.parent) else Path(".")
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{out.name}.", suffix=".tmp", dir=folder)
+    except OSError as e:
+        raise OutputError(f"cannot write {out}: {e.strerror}") from None
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, out)
+    except OSError as e:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise OutputError(f"cannot write {out}: {e.strerror}") from None
+
+
+def write_viewer(path: Path, out: Path, manifests: dict[str, Manifest] | None = None) -> dict[str, Any]:
+    """Verify ``path`` and write its viewer page to ``out``; returns the page's data."""
+    data = build_viewer_data(path, manifests)
+    write_atomically(out, render_html(data))
+    return data
+
+
+__all__ = ["VIEWER_FORMAT", "OutputError", "ViewerError", "build_viewer_data", "describe_move", "public_state", "render_html",
+           "script_json", "write_viewer"]
