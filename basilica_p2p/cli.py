@@ -120,8 +120,9 @@ def rules_score(
 @app.command("match")
 def match(
     ctx: typer.Context,
-    p1: str = typer.Option("greedy", "--p1", help="Bot for player 1: random or greedy."),
-    p2: str = typer.Option("random", "--p2", help="Bot for player 2: random or greedy."),
+    p1: str = typer.Option("greedy", "--p1", help="Bot for player 1: random, greedy, mcts[:time=S], module:Class "
+                           "or cmd:PROGRAM (docs/bots.md)."),
+    p2: str = typer.Option("random", "--p2", help="Bot for player 2 (as --p1)."),
     games: int = typer.Option(1, "--games", "-n", min=1, max=1_000_000, help="Number of games to play."),
     seed: str = typer.Option("0", "--seed", help="Any text; every game's seed is derived from it."),
     ruleset: Ruleset = typer.Option(Ruleset.PORTAL2022.value, "--ruleset", case_sensitive=False,
@@ -145,7 +146,9 @@ def match(
 
     man = load_manifest_option(manifest)
     try:
-        config = MatchConfig(p1=p1.strip().lower(), p2=p2.strip().lower(), games=games, seed=seed, ruleset=ruleset,
+        # Built-in names are case-blind; module:Class and cmd:PROGRAM keep their case.
+        p1, p2 = (b.strip() if ":" in b else b.strip().lower() for b in (p1, p2))
+        config = MatchConfig(p1=p1, p2=p2, games=games, seed=seed, ruleset=ruleset,
                              festum=festum, festum_removal=festum_removal)
         identities = None
         if replay_dir is not None:
@@ -354,12 +357,12 @@ def _net_options(
     """Everything host and join share, checked, as a PeerConfig."""
     import os as _os
 
-    from .bots import BotSpecError, make_bot
+    from .bots import BotSpecError, close_bot, make_bot
     from .engine import Options
-    from .identity import IdentityError, create_identity, load_identity, local_identity
+    from .identity import IdentityError, local_identity
     from .net.peer import PeerConfig
     from .net.peers import KnownPeers
-    from .net.prompt import PromptPlayer
+    from .tui import TerminalPlayer
     from .net.session import Settings, Timeouts
 
     home = home_of(ctx)
@@ -372,34 +375,59 @@ def _net_options(
         raise fail("--idle-timeout must be longer than --ping-interval")
     try:
         if bot:
-            make_bot(bot, man, 0)  # fail early on a bad name
-            label = bot.split(":")[-1].lower()[:40]
-            me = local_identity(home, f"bot-{role}", f"{label}-{role}")
+            close_bot(make_bot(bot, man, 0))  # fail early on a bad name
+            me = local_identity(home, f"bot-{role}", f"{bot_label(bot)}-{role}")
         else:
-            try:
-                me = load_identity(home)
-            except IdentityError:
-                me = create_identity(home, "player")
-                typer.echo(f"made a new identity 'player' in {home} (see 'basilica id')", err=True)
+            me = user_identity(home)
     except BotSpecError as e:
         raise fail(str(e)) from None
     except (IdentityError, OSError) as e:
         raise fail(f"identity: {e}") from None
 
+    person = None if bot else TerminalPlayer(me.name)
+
     def agent_for(k: int):  # type: ignore[no-untyped-def]
-        if bot:
+        if person is None:
             return make_bot(bot, man, int.from_bytes(_os.urandom(8), "big"))
-        return PromptPlayer()
+        return person
 
     timeouts = Timeouts(handshake_timeout, ping_interval, idle_timeout, frame_timeout, move_time)
     config = PeerConfig(me, Settings(options, man), agent_for, replay_dir or home / "replays", KnownPeers(home),
-                        timeouts, games, log=(lambda m: None) if quiet else (lambda m: typer.echo(m, err=True)))
+                        timeouts, games, log=(lambda m: None) if quiet else (lambda m: typer.echo(m, err=True)),
+                        on_move=person.notify if person is not None else None)
     config.resume_info = {
         "role": role, "identity": f"bot-{role}" if bot else "user", "name": me.name, "bot": bot,
         "home": str(home.resolve()), "manifest": str(manifest.resolve()) if manifest else None,
         "move_time": move_time,
     }
     return config
+
+
+def user_identity(home: Path):  # type: ignore[no-untyped-def]
+    """The person's identity under ``home``, made (named 'player') on first use."""
+    from .identity import IdentityError, create_identity, load_identity
+
+    try:
+        return load_identity(home)
+    except IdentityError:
+        me = create_identity(home, "player")
+        typer.echo(f"made a new identity 'player' in {home} (see 'basilica id')", err=True)
+        return me
+
+
+def bot_label(spec: str) -> str:
+    """A short name for a bot's identity: ``greedy``, ``mcts``, ``MyBot``, ``cmd-line_bot``."""
+    import re
+
+    text = spec.strip()
+    if text.lower().startswith("cmd:"):
+        words = text[4:].split()
+        program = Path(words[-1] if words and words[0].startswith("python") else (words[0] if words else "bot"))
+        text = "cmd-" + program.stem
+    elif ":" in text:
+        head, _, tail = text.partition(":")
+        text = head if head.lower() in ("mcts",) else tail
+    return re.sub(r"[^A-Za-z0-9_.-]", "-", text)[:40] or "bot"
 
 
 def _report_games(reports, me_name: str) -> None:  # type: ignore[no-untyped-def]
@@ -430,7 +458,8 @@ def _run_peer(coro_fn, config, where: str = "") -> None:  # type: ignore[no-unty
 
 
 NET_HELP = {
-    "bot": "Let a bot play: random, greedy or module:Class (docs/bots.md). Without it you play at a prompt.",
+    "bot": "Let a bot play: random, greedy, mcts[:time=S], module:Class or cmd:PROGRAM (docs/bots.md). "
+           "Without it you play in the terminal (docs/playing.md).",
     "replay_dir": "Where this side's replays go (default: the replays folder under --home).",
     "handshake": "Seconds for the hellos to be exchanged.",
     "idle": "Seconds of silence (not even a keepalive) after which the peer is gone.",
@@ -571,6 +600,65 @@ def tournament_cmd(
     console.print(f"saved {json_path} and {csv_path}")
 
 
+@app.command("play")
+def play_cmd(
+    ctx: typer.Context,
+    vs: str = typer.Option("mcts", "--vs", help="The bot you play against: random, greedy, mcts[:time=S], "
+                           "module:Class or cmd:PROGRAM."),
+    seat: int = typer.Option(1, "--seat", min=1, max=2, help="Play as player 1 or 2 (who starts comes from the seed)."),
+    ruleset: Ruleset = typer.Option(Ruleset.PORTAL2022.value, "--ruleset", case_sensitive=False,
+                                    help="classic (2010) or portal2022."),
+    festum: bool = typer.Option(False, "--festum", metavar="", help="Play with the festum expansion."),
+    festum_removal: bool = typer.Option(False, "--festum-removal", metavar="", help="With --festum: remove 6 tiles."),
+    manifest: Optional[Path] = typer.Option(None, "--manifest", help="Your own component manifest (JSON)."),
+    replay_dir: Optional[Path] = typer.Option(None, "--replay-dir", help="Where the replay goes (default: the "
+                                              "replays folder under --home)."),
+) -> None:
+    """Play a game against a bot in this terminal; the game is saved as a verifiable replay.
+
+    Type actions in notation (Tab completes) or their number; 'help' lists the commands. Quitting is a forfeit.
+    """
+    from .bots import BotSpecError, make_bot
+    from .engine import Options
+    from .identity import IdentityError, local_identity
+    from .replay.verify import known_manifests, verify_file
+    from .tui import TerminalPlayer, play_local
+
+    import os
+
+    home = home_of(ctx)
+    man = load_manifest_option(manifest)
+    try:
+        options = Options(ruleset, festum, festum_removal)
+        bot = make_bot(vs, man, int.from_bytes(os.urandom(8), "big"))
+    except (BotSpecError, EngineError) as e:
+        raise fail(str(e)) from None
+    try:
+        me = user_identity(home)
+        label = bot_label(vs)
+        them = local_identity(home, "bot-play", label if label != me.name else f"{label}-bot")
+    except (IdentityError, OSError) as e:
+        raise fail(f"identity: {e}") from None
+    person = TerminalPlayer(me.name)
+    try:
+        result = play_local(person, bot, (me, them), seat - 1, man, options, replay_dir or home / "replays")
+    except OSError as e:
+        raise fail(f"cannot write the replay: {e.strerror or e}", code=1) from None
+    finally:
+        from .bots import close_bot
+
+        close_bot(bot)
+    g = result.game
+    if result.forfeit is not None:
+        typer.echo(f"{result.forfeit}: player {2 - result.forfeit.player} wins by forfeit")
+    else:
+        typer.echo(f"final score {g.scores[0]}-{g.scores[1]} ({g.end_reason})")
+    verdict = verify_file(result.replay, {**known_manifests(), man.hash: man})
+    typer.echo(verdict.line())
+    if not verdict.ok:
+        raise typer.Exit(1)
+
+
 @app.command("demo")
 def demo_cmd(
     replay_dir: Path = typer.Option(Path("basilica-demo"), "--replay-dir", help="Where both sides' replays go."),
@@ -643,7 +731,7 @@ def resume_cmd(
 
     from .bots import BotSpecError, make_bot
     from .identity import IdentityError, load_identity, local_identity
-    from .net.prompt import PromptPlayer
+    from .tui import TerminalPlayer
     from .net.resume import Rendezvous, resume
     from .net.session import SessionError, Timeouts, sidecar_path
     from .replay.file import ReplayError
@@ -667,7 +755,7 @@ def resume_cmd(
             me = load_identity(home)
         else:
             me = local_identity(home, str(info.get("identity")), str(info.get("name") or "bot"))
-        agent = make_bot(spec, default_manifest(), int.from_bytes(_os.urandom(8), "big")) if spec else PromptPlayer()
+        agent = make_bot(spec, default_manifest(), int.from_bytes(_os.urandom(8), "big")) if spec else TerminalPlayer(me.name)
     except (IdentityError, BotSpecError) as e:
         raise fail(str(e)) from None
     if idle_timeout <= ping_interval:
@@ -678,7 +766,8 @@ def resume_cmd(
     where = Rendezvous(role == "host", address, port)
     try:
         report = trio.run(lambda: resume(replay, me, manifests, agent, where, timeouts, window,
-                                         log=lambda m: typer.echo(m, err=True)))
+                                         log=lambda m: typer.echo(m, err=True),
+                                         on_move=agent.notify if isinstance(agent, TerminalPlayer) else None))
     except ReplayError as e:
         raise fail(f"{replay}: {e}", code=1) from None
     except SessionError as e:

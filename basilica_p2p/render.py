@@ -7,8 +7,8 @@ picture never reveals hidden information.
 from __future__ import annotations
 
 from .engine import Game, ScoringResult
-from .engine.cells import COLUMNS, WIDTH, format_cell
-from .engine.components import COLOR_LETTER, COLOR_NAME, RANK_LETTER, format_colors
+from .engine.cells import COLUMNS, WIDTH
+from .engine.components import RANK_LETTER, format_colors
 
 CELL = 9
 
@@ -65,21 +65,8 @@ def render_board(g: Game) -> str:
     return "\n".join(lines)
 
 
-def render_scoring(result: ScoringResult, number: int) -> str:
-    lines = [f"  scoring {number}: player 1 +{result.points[0]}, player 2 +{result.points[1]}"]
-    for a in result.areas:
-        cells = " ".join(format_cell(c) for c in a.cells)
-        if a.majority is None:
-            who = "tie, nobody"
-        else:
-            who = f"P{a.majority + 1} by {'Strongman' if a.reason == 'strongman' else 'strength'}"
-            if a.architect:
-                who += ", Architect x2"
-            if a.glass:
-                who += f", glass +{a.glass}"
-        lines.append(f"    {COLOR_NAME[a.color]:<6} {cells:<24} strength {a.strength[0]}-{a.strength[1]}  "
-                     f"{who}: {a.points[0]}-{a.points[1]}")
-    if result.jester_colors:
-        lines.append("    Jester colours: " + ", ".join(
-            f"{format_cell(c)}={COLOR_LETTER[col]}" for c, col in result.jester_colors))
-    return "\n".join(lines)
+def render_scoring(result: ScoringResult, number: int, names: tuple[str, str] = ("player 1", "player 2")) -> str:
+    """One scoring, area by area (the same text the terminal client shows)."""
+    from .describe import describe_scoring
+
+    return "\n".join("  " + line for line in describe_scoring(result, number, names))

@@ -1,0 +1,135 @@
+"""Every move told in words, from public facts only.
+
+A description is made from the action, the view of the player who reads it
+just before the move (what was on offer, whose builder stood where) and the
+view just after (the tile now on a cell).  Views are observations, so a
+description can never reveal anything hidden.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from .engine import Action, Observation, ScoringResult
+from .engine import actions as A
+from .engine.cells import format_cell
+from .engine.components import COLOR_NAME, RANK_NAME, Order, format_colors
+from .engine.game import AFTER_REDEAL, CONFUSE_MOVE, SECOND_ALTAR, SECOND_SCAFFOLD
+from .engine.observation import OrderFace
+
+ORDER_TITLE = {
+    Order.PROMOTE: "PROMOTE",
+    Order.MOVE: "MOVE",
+    Order.RECRUIT: "RECRUIT",
+    Order.CONFUSE: "CONFUSE",
+    Order.STAINED_GLASS: "STAINED GLASS",
+    Order.SCAFFOLDING: "SCAFFOLDING",
+    Order.DISASTER: "DISASTER",
+    Order.ALTAR: "ALTAR",
+}
+
+
+# What an order did, in words ({cell}, {dest} and {rank} from the action).
+ORDER_SENTENCE = {
+    Order.PROMOTE: "their builder on {cell} becomes {rank}.",
+    Order.MOVE: "moved their builder from {cell} to {dest}.",
+    Order.RECRUIT: "a builder from their supply onto {cell}.",
+    Order.CONFUSE: "sent their own builder on {cell} home; an opponent builder will be moved.",
+    Order.STAINED_GLASS: "stained glass on {cell}.",
+    Order.SCAFFOLDING: "scaffolding on {cell}.",
+    Order.DISASTER: "the vault on {cell} was destroyed and discarded.",
+    Order.ALTAR: "an altar on {cell}.",
+}
+
+
+def rank_name(rank: int) -> str:
+    return {1: "Architect", 2: "Master Mason", 3: "Strongman", 4: "Jester"}.get(rank, RANK_NAME.get(rank, "builder"))
+
+
+def _vault_words(view: Observation | None, cell: int) -> str:
+    if view is not None:
+        for c, face in view.vaults:
+            if c == cell:
+                kind = "wild " if "/" in format_colors(face.colors) else ""
+                return f"a {kind}{format_colors(face.colors)} vault{' with a crown' if face.crown else ''}"
+    return "a vault"
+
+
+def _builder_owner(view: Observation | None, cell: int) -> int | None:
+    if view is not None:
+        for c, p, _ in view.builders:
+            if c == cell:
+                return p
+    return None
+
+
+def describe_action(
+    action: Action, who: str, before: Observation | None, after: Observation | None, names: Sequence[str],
+) -> str:
+    """One sentence: what ``who`` did.  ``before``/``after`` are the reader's views around the move."""
+    k = action.kind
+    cell = format_cell(action.cell) if action.cell >= 0 else ""
+    dest = format_cell(action.dest) if action.dest >= 0 else ""
+    pending = before.pending.kind if before is not None and before.pending is not None else ""
+    if k == A.VAULT:
+        again = " (after the redeal)" if pending == AFTER_REDEAL else ""
+        return f"{who} placed {_vault_words(after, action.cell)} from V{action.space} on {cell}{again}."
+    if k == A.REDEAL:
+        return f"{who} found that no vault of V1-V3 fits: the three were discarded and new ones dealt (D8)."
+    if k == A.BUILDER:
+        return f"{who} put a builder on {cell}, the vault just placed."
+    if k == A.ORDER:
+        face = before.orders[action.space - 1] if before is not None else None
+        order = face.order if isinstance(face, OrderFace) else None
+        title = ORDER_TITLE.get(order, "an order") if order is not None else "an order"
+        head = f"{who} took {title} from O{action.space}"
+        sentence = ORDER_SENTENCE.get(order) if order is not None else None
+        if sentence is not None:
+            return f"{head}: " + sentence.format(cell=cell, dest=dest, rank=rank_name(action.rank))
+        return f"{head} with target {A.format_action(action)[3:]}."
+    if k == A.PLACE:
+        what = "scaffolding" if pending == SECOND_SCAFFOLD else "altar" if pending == SECOND_ALTAR else "tile"
+        return f"{who} put the second {what} on {cell}."
+    if k == A.SHIFT:
+        owner = _builder_owner(before, action.cell)
+        whose = f"{names[owner]}'s" if owner is not None else "a"
+        paid = " (the move they paid to choose)" if pending == CONFUSE_MOVE and before is not None \
+            and before.pending is not None and before.pending.paid else ""
+        return f"{who} moved {whose} builder from {cell} to {dest} (CONFUSE){paid}."
+    if k == A.PAY:
+        if action.cell < 0:
+            return f"{who} paid a coin to choose the CONFUSE move."
+        if action.rank:
+            return f"{who} paid a coin (paid PROMOTE): their builder on {cell} becomes {rank_name(action.rank)}."
+        return f"{who} paid a coin (paid RECRUIT): a builder onto {cell}."
+    if k == A.DECLINE:
+        return f"{who} declined to pay."
+    if k == A.JESTER:
+        pairs = ", ".join(f"{format_cell(c)} adds {COLOR_NAME[col]}" for c, col in action.colors)
+        return f"{who} chose Jester colours: {pairs}."
+    if k == A.NONE:
+        return f"{who} had no legal action; the turn ends (D7)."
+    return f"{who}: {A.format_action(action)}"
+
+
+def describe_scoring(result: ScoringResult, number: int, names: Sequence[str]) -> list[str]:
+    """The breakdown of one scoring, one line per area that scored."""
+    lines = [f"Scoring {number}: {names[0]} +{result.points[0]}, {names[1]} +{result.points[1]}"]
+    if result.jester_colors:
+        lines.append("  Jester colours: " + ", ".join(f"{format_cell(c)} {COLOR_NAME[col]}"
+                                                      for c, col in result.jester_colors))
+    for a in result.areas:
+        cells = " ".join(format_cell(c) for c in a.cells)
+        if a.majority is None:
+            who = "tie: no majority"
+        else:
+            who = f"{names[a.majority]} holds it" + (" (Strongman)" if a.reason == "strongman" else "")
+            if a.architect:
+                who += ", Architect x2"
+            if a.glass:
+                who += f", glass +{a.glass}"
+        lines.append(f"  {COLOR_NAME[a.color]:<6} {cells:<20} strength {a.strength[0]}-{a.strength[1]}, "
+                     f"{who}: {a.points[0]}-{a.points[1]}")
+    if not result.areas:
+        lines.append("  no area had a builder: nothing scored")
+    return lines

@@ -1,0 +1,68 @@
+"""The texts behind ``help`` and ``rules ORDER`` at the game prompt (docs/rules.md, in short)."""
+
+from __future__ import annotations
+
+COMMANDS = """\
+Type an action in notation (V2:b3, O1:c2=M, pass...) or its number in the list.
+Tab completes an action; part of one (V2:) lists what it could be.
+  list           every legal action, numbered
+  board          draw the board again
+  log            every move of this game, in words
+  score          the breakdown of the last scoring
+  rules [TOPIC]  how an order works (rules move); also rules vault, rules scoring
+  help           this text
+  quit           leave the game (asks first: leaving is a forfeit)"""
+
+NOTATION = """\
+Notation:  V2:b3 vault of V2 onto b3     V* redeal when no vault fits
+           B:b3 builder on the vault just placed
+           O1:c2 order of O1 on c2       O1:c2-c3 MOVE     O1:c2=M PROMOTE
+           d4 second scaffolding/altar   c2-c3 the CONFUSE move
+           $ pay (CONFUSE)   $c4 paid RECRUIT   $c4=S paid PROMOTE   pass decline
+           J:c2=G Jester colour          ranks: A Architect, M Master Mason,
+                                         S Strongman, J Jester
+Board:     ^ crown  1A builder of player 1 with rank A  * glass  + altar
+           ### scaffolding  $ paid order  Y/B wild vault (two colours)"""
+
+RULES = {
+    "PROMOTE": "PROMOTE (O1:c2=M): put a rank token under one of your builders: A Architect (doubles "
+               "an area's points for its majority), M Master Mason (counts 2 for strength), S Strongman "
+               "(wins ties), J Jester (adds a colour before each scoring; portal2022). Re-promoting must "
+               "change the rank. Paid: the opponent may pay a coin to promote one of theirs to another rank.",
+    "MOVE": "MOVE (O1:c2-c3): move one of your builders to an adjacent unoccupied vault tile.",
+    "RECRUIT": "RECRUIT (O1:c2): a builder from your supply onto any unoccupied vault tile. Paid: the "
+               "opponent may pay a coin to put one of theirs next to one of their builders.",
+    "CONFUSE": "CONFUSE (O1:c2): send your builder on c2 home; then an opponent builder (not on an altar) "
+               "moves to an adjacent free vault tile. The opponent may pay a coin to choose that move "
+               "($), otherwise you choose it (c2-c3).",
+    "STAINED_GLASS": "STAINED GLASS (O1:c2): a glass on a tile where you have a builder: +2 points for "
+                     "the majority of each of its areas (+4 on an altar).",
+    "SCAFFOLDING": "SCAFFOLDING (O1:c2, then d4): two scaffolding tiles, placed like vaults but with no "
+                   "colour; vaults can be built next to them. Removed at each scoring.",
+    "DISASTER": "DISASTER (O1:c2): discard a vault tile with no builder and no altar on it.",
+    "ALTAR": "ALTAR (O1:c2, then d4; festum): altars on two vault tiles. An altar protects its tile from "
+             "DISASTER and its builder from CONFUSE, and makes glass there worth 4.",
+    "VAULT": "PLACE VAULT (V2:b3): a vault of V1-V3 onto an empty cell of row 1 or next to a tile. Two "
+             "wild (two-colour) tiles may not touch. A crown moves the pawn; reaching a crown space "
+             "starts a scoring. Then you may PLACE BUILDER (B:b3) on it with your next action. If no "
+             "vault fits anywhere, V* redeals V1-V3.",
+    "SCORING": "SCORING: for each colour, connected tiles of that colour form areas. In each area with "
+               "builders, the stronger side (a Master Mason counts 2; on a tie a lone Strongman wins) "
+               "scores one point per tile, doubled by any Architect, +2 per glass; the other side scores "
+               "1 per builder. Then builders go home, rows 1-2 are removed and the rest moves down. The "
+               "last crown space (or the stack running out twice) ends the game; most points wins.",
+}
+
+ALIASES = {"GLASS": "STAINED_GLASS", "STAINED": "STAINED_GLASS", "SCAFFOLD": "SCAFFOLDING",
+           "VAULTS": "VAULT", "PLACE": "VAULT", "BUILDER": "VAULT", "SCORE": "SCORING"}
+
+
+def rules_text(topic: str) -> str:
+    """The rule for one order or topic, or the list of topics."""
+    key = topic.strip().upper().replace(" ", "_")
+    key = ALIASES.get(key, key)
+    if not key:
+        return "rules for: " + ", ".join(k.lower() for k in RULES) + " (e.g. 'rules move')"
+    if key not in RULES:
+        return f"no rule called {topic!r}; try one of: " + ", ".join(k.lower() for k in RULES)
+    return RULES[key]

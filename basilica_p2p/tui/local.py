@@ -1,0 +1,79 @@
+"""``basilica play --vs BOT``: a person against a bot on this machine, with a verifiable replay.
+
+The game runs the whole protocol between the person's identity and the
+bot's own (as ``match --replay-dir`` does), so the replay it leaves is
+checked by ``basilica verify`` like any network game.  Quitting is a signed
+forfeit recorded in that replay.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from rich.console import Console
+
+from ..bots import Bot, BotFailed, checked_choose
+from ..engine import Action, Game, Manifest, Observation, Options
+from ..identity import Identity
+from ..match import resign_in_replay
+from ..replay.local import play_recorded
+from .player import Resign, TerminalPlayer
+
+
+class _Thinking:
+    """A bot whose thinking shows as a spinner, so a second's wait does not look like a hang."""
+
+    def __init__(self, bot: Bot, console: Console, label: str) -> None:
+        self.bot = bot
+        self.name = getattr(bot, "name", "bot")
+        self.console = console
+        self.label = label
+
+    def choose(self, obs: Observation, legal: list[Action]) -> Action:
+        if len(legal) == 1:
+            return checked_choose(self.bot, obs, legal)
+        with self.console.status(f"{self.label} is thinking...", spinner="dots"):
+            return checked_choose(self.bot, obs, legal)
+
+
+@dataclass(frozen=True)
+class LocalResult:
+    game: Game
+    replay: Path
+    forfeit: BotFailed | None  # set when a side left the game
+
+
+def play_local(
+    person: TerminalPlayer,
+    bot: Bot,
+    identities: tuple[Identity, Identity],
+    seat: int,
+    manifest: Manifest,
+    options: Options,
+    replay_dir: Path,
+) -> LocalResult:
+    """Play one game, the person as player ``seat + 1``; returns the game and its replay."""
+    replay_dir.mkdir(parents=True, exist_ok=True)
+    path = replay_dir / f"play-{os.urandom(4).hex()}.replay"
+    players = identities if seat == 0 else (identities[1], identities[0])
+    names = (players[0].name, players[1].name)
+    person.begin_game(seat, names)
+    agents: list[object] = [None, None]
+    agents[seat] = person
+    agents[1 - seat] = _Thinking(bot, person.console, names[1 - seat])
+    try:
+        g = play_recorded(path, manifest, options, players, (agents[0], agents[1]),  # type: ignore[arg-type]
+                          on_action=person.notify)
+        return LocalResult(g, path, None)
+    except BotFailed as e:
+        if e.player is None:
+            e.player = seat
+        g = resign_in_replay(path, manifest, players, e)
+        return LocalResult(g, path, e)
+    except KeyboardInterrupt:
+        # Ctrl-C while the bot thinks: the person left; the replay still ends as a finished game.
+        gone = Resign(names[seat], seat, "interrupted (Ctrl-C)")
+        g = resign_in_replay(path, manifest, players, gone)
+        return LocalResult(g, path, gone)

@@ -1,0 +1,313 @@
+"""A person playing at a terminal: the screen, the prompt, and every move told in words.
+
+:class:`TerminalPlayer` is an agent like a bot (``choose(obs, legal)``), so
+the same object plays a local game (``basilica play``) or a network game
+(``basilica host`` / ``join`` without ``--bot``).  The session or the local
+game loop tells it about every move through :meth:`TerminalPlayer.notify`;
+it keeps only the public view (an observation and the public scoring
+results) of what it is told.
+"""
+
+from __future__ import annotations
+
+import difflib
+import math
+import os
+import sys
+from collections.abc import Sequence
+from typing import Any, TextIO
+
+from rich.console import Console
+from rich.text import Text
+
+from ..bots.external import BotFailed
+from ..engine import Action, Game, NotationError, Observation, ScoringResult, format_action, observe, parse_action
+from ..describe import describe_action, describe_scoring
+from .help import COMMANDS, NOTATION, rules_text
+from .screen import WIDTH_COLS, board_lines, decision_line
+
+SCREEN_LINES = 24
+RECENT = 4  # moves told again on the screen of our next decision
+
+
+class Resign(BotFailed):
+    """The person quit: their side loses by forfeit, recorded and signed like any other."""
+
+    def __init__(self, name: str, player: int | None, why: str = "quit at the prompt") -> None:
+        super().__init__(name, why, player)
+
+    @property
+    def reason(self) -> str:
+        return self.what
+
+    def __str__(self) -> str:
+        seat = f" (player {self.player + 1})" if self.player is not None else ""
+        return f"{self.bot}{seat} {self.what}"
+
+
+def _normalise(text: str) -> str:
+    """Forgive case: ``v2:B3`` means ``V2:b3``, ``PASS`` means ``pass``."""
+    t = text.strip()
+    if not t:
+        return t
+    head, sep, rest = t.partition(":")
+    if sep and head[:1].lower() in ("v", "o", "b", "j"):
+        rest = rest.lower() if head[:1].lower() != "j" else ",".join(
+            p.split("=")[0].lower() + ("=" + p.split("=")[1].upper() if "=" in p else "") for p in rest.split(","))
+        if head[:1].lower() == "o" and "=" in rest:
+            target, _, rank = rest.partition("=")
+            rest = f"{target}={rank.upper()}"
+        return head.upper() + sep + rest
+    if t.lower() in ("pass", "none", "$"):
+        return t.lower()
+    if t.startswith("$"):
+        target, _, rank = t[1:].partition("=")
+        return "$" + target.lower() + ("=" + rank.upper() if rank else "")
+    if t.upper() == "V*":
+        return "V*"
+    return t.lower()
+
+
+class TerminalPlayer:
+    """Asks a person for every decision of their side; tells them every move."""
+
+    blocking = True  # waits for a person: asked in a worker thread, never ahead of time
+
+    def __init__(
+        self,
+        name: str = "you",
+        console: Console | None = None,
+        inp: TextIO | None = None,
+        clear: bool | None = None,
+    ) -> None:
+        self.name = name
+        self.console = console or Console(highlight=False, width=min(WIDTH_COLS, _terminal_width()))
+        self.inp = inp  # None: the real terminal, with line editing and Tab completion
+        self.clear = self.console.is_terminal if clear is None else clear
+        self.seat: int | None = None
+        self.names: list[str] = ["player 1", "player 2"]
+        self.view: Observation | None = None
+        self.log: list[str] = []
+        self.scorings: list[ScoringResult] = []
+        self._shown = 0  # log lines already on a screen of ours
+        self._completions: list[str] = []
+
+    # --- told by the game loop -----------------------------------------------------
+
+    def begin_game(self, seat: int, names: Sequence[str]) -> None:
+        self.seat = seat
+        self.names = [str(n) for n in names]
+        self.view, self.log, self.scorings, self._shown = None, [], [], 0
+        self._say(f"You are {self.names[seat]}, player {seat + 1}, against {self.names[1 - seat]}.", "bold")
+
+    def notify(self, g: Game, turn: int, who: int, text: str, *_: Any) -> None:
+        """A move was applied: tell it in words.  Only the public view of ``g`` is kept."""
+        seat = self.seat if self.seat is not None else 1 - who
+        after = observe(g, seat)
+        before = self.view if self.view is not None else _view_before_last(g, seat)
+        action = parse_action(text)
+        actor = "You" if who == seat else self.names[who]
+        self._add(describe_action(action, actor, before, after, self.names), "you" if who == seat else "them")
+        for k in range(len(self.scorings), len(g.scoring_log)):  # scoring results are public
+            result = g.scoring_log[k]
+            self.scorings.append(result)
+            for i, line in enumerate(describe_scoring(result, k + 1, self.names)):
+                self._add(line, "bold" if i == 0 else "")
+        if before is not None and after.reshuffles > before.reshuffles:
+            self._add("The stack ran out: the discard pile was shuffled into a new stack (D11).", "")
+        if after.over:
+            self._add(self._result_line(after), "bold")
+        self.view = after
+
+    # --- asked by the game loop ----------------------------------------------------
+
+    def choose(self, obs: Observation, legal: Sequence[Action]) -> Action:
+        if self.seat is None:
+            self.seat = obs.player
+        self.view = obs
+        texts = [format_action(a) for a in legal]
+        self._completions = texts
+        self._draw(obs, texts)
+        while True:
+            line = self._read("> ")
+            if line is None:
+                raise Resign(self.names[obs.player], obs.player, "left the game (input closed)")
+            text = line.strip()
+            if not text:
+                continue
+            word, _, arg = text.partition(" ")
+            cmd = word.lower()
+            if cmd in ("help", "?", "h"):
+                self._say(COMMANDS)
+                self._say(NOTATION, "dim")
+                continue
+            if cmd in ("list", "ls", "l"):
+                self._list(texts, full=True)
+                continue
+            if cmd in ("board", "b") and not arg and text.lower() in ("board", "b"):
+                self._draw(obs, texts)
+                continue
+            if cmd == "log":
+                for entry in self.log or ["no moves yet"]:
+                    self._say(entry)
+                continue
+            if cmd in ("score", "scores"):
+                self._score(obs)
+                continue
+            if cmd == "rules":
+                self._say(rules_text(arg))
+                continue
+            if cmd in ("quit", "exit", "resign"):
+                answer = self._read("Quit now? Leaving is a forfeit: you lose this game. [y/N] ")
+                if answer is not None and answer.strip().lower() in ("y", "yes"):
+                    raise Resign(self.names[obs.player], obs.player)
+                self._say("Go on, then.")
+                continue
+            if text.isdigit():
+                n = int(text)
+                if 1 <= n <= len(legal):
+                    return legal[n - 1]
+                self._say(f"there is no action {n}: choose 1 to {len(legal)} ('list' shows them)", "red")
+                continue
+            chosen = self._match(text, legal, texts)
+            if chosen is not None:
+                return chosen
+
+    # --- the screen ------------------------------------------------------------------
+
+    def _draw(self, obs: Observation, texts: list[str]) -> None:
+        if self.clear:
+            self.console.clear()
+        lines = board_lines(obs, self.names)
+        # On a cleared screen the latest moves are told again; otherwise they are just above.
+        recent = self.log[max(self._shown, len(self.log) - RECENT):] if self.clear else []
+        self._shown = len(self.log)
+        for line in lines:
+            self.console.print(line, overflow="crop", no_wrap=True)
+        for entry in recent:
+            self.console.print(Text(entry[:WIDTH_COLS]), overflow="crop", no_wrap=True)
+        self.console.print(decision_line(obs, self.names), overflow="crop", no_wrap=True)
+        room = SCREEN_LINES - len(lines) - len(recent) - 2
+        self._list(texts, full=False, room=max(2, room))
+
+    def _list(self, texts: list[str], full: bool, room: int = 1000) -> None:
+        entries = [f"{i:>2}. {t}" for i, t in enumerate(texts, start=1)]
+        width = max(len(e) for e in entries) + 2
+        cols = max(1, (WIDTH_COLS - 1) // width)
+        rows = math.ceil(len(entries) / cols)
+        if full or rows <= room:
+            for r in range(rows):
+                self.console.print("".join(entries[r + c * rows].ljust(width)
+                                           for c in range(cols) if r + c * rows < len(entries)).rstrip())
+            return
+        # Too many to number on one screen: grouped by what comes before the target.
+        groups: dict[str, list[str]] = {}
+        for t in texts:
+            head, sep, tail = t.partition(":")
+            groups.setdefault(head + sep if sep else "", []).append(tail if sep else t)
+        shown = 0
+        for head, tails in groups.items():
+            if shown == room - 1:
+                break
+            line = (f"{head} " if head else "") + " ".join(tails)
+            self.console.print(line if len(line) < WIDTH_COLS else line[:WIDTH_COLS - 4] + " ...")
+            shown += 1
+        self.console.print(Text(f"{len(texts)} legal actions: type one, or 'list' to number them", style="dim"))
+
+    def _score(self, obs: Observation) -> None:
+        if not self.scorings:
+            self._say(f"No scoring yet. Scores now: {self.names[0]} {obs.scores[0]}, {self.names[1]} {obs.scores[1]}.")
+            return
+        for line in describe_scoring(self.scorings[-1], len(self.scorings), self.names):
+            self._say(line)
+
+    def _match(self, text: str, legal: Sequence[Action], texts: list[str]) -> Action | None:
+        candidate = _normalise(text)
+        try:
+            action = parse_action(candidate)
+        except NotationError as e:
+            starts = [t for t in texts if t.startswith(candidate)]
+            if starts:
+                self._say("could be: " + "  ".join(starts[:24]) + ("  ..." if len(starts) > 24 else ""))
+            else:
+                near = difflib.get_close_matches(candidate, texts, n=6, cutoff=0.5)
+                self._say(f"{e}" + (f"; did you mean {', '.join(near)}?" if near else "; 'help' explains"), "red")
+            return None
+        if action in legal:
+            return action
+        starts = [t for t in texts if t.startswith(candidate)]
+        near = starts or difflib.get_close_matches(candidate, texts, n=6, cutoff=0.5)
+        self._say(f"{candidate} is not legal now" + (f"; legal ones like it: {', '.join(near[:12])}" if near
+                                                         else "; 'list' shows what is"), "red")
+        return None
+
+    # --- text in and out ---------------------------------------------------------------
+
+    def _say(self, text: str, style: str = "") -> None:
+        self.console.print(Text(text, style=style))
+
+    def _add(self, entry: str, kind: str) -> None:
+        self.log.append(entry)
+        self.console.print(Text(entry, style={"them": "bold", "you": "dim"}.get(kind, kind)),
+                           overflow="fold")
+
+    def _result_line(self, obs: Observation) -> str:
+        a, b = obs.scores
+        if a == b:
+            return f"Game over ({obs.end_reason}): {a}-{b}, a shared victory."
+        winner = self.names[0 if a > b else 1]
+        return f"Game over ({obs.end_reason}): {self.names[0]} {a}, {self.names[1]} {b}. {winner} wins."
+
+    def _read(self, prompt: str) -> str | None:
+        if self.inp is not None:
+            self.console.print(prompt, end="")
+            self.console.file.flush()
+            line = self.inp.readline()
+            self.console.print(line.rstrip("\n"), markup=False, highlight=False)  # a transcript reads like a session
+            return line if line else None
+        _enable_completion(self)
+        try:
+            return input(prompt)
+        except EOFError:
+            return None
+        except KeyboardInterrupt:  # Ctrl-C at the prompt means "quit", which asks first
+            self.console.print()
+            return "quit" if not prompt.startswith("Quit") else "y"
+
+    def complete(self, text: str, state: int) -> str | None:
+        """readline's completer: the legal actions and commands that start with ``text``."""
+        words = self._completions + ["help", "list", "board", "log", "score", "rules", "quit"]
+        matches = [w for w in words if w.startswith(text)]
+        return matches[state] if state < len(matches) else None
+
+
+def _view_before_last(g: Game, seat: int) -> Observation | None:
+    """Our view just before the last move, when we were told of no earlier one (the
+    game's first move): the game is played again from its seed, which is cheap."""
+    try:
+        again = Game.new(g.manifest, g.options, g.seed)
+        for a in g.history[:-1]:
+            again.apply(a)
+    except Exception:  # only a nicer sentence is at stake
+        return None
+    return observe(again, seat)
+
+
+def _terminal_width() -> int:
+    try:
+        return os.get_terminal_size(sys.stdout.fileno()).columns
+    except (OSError, ValueError):
+        return WIDTH_COLS
+
+
+def _enable_completion(player: TerminalPlayer) -> None:
+    try:
+        import readline
+    except ImportError:  # not on every platform; typing still works
+        return
+    readline.set_completer_delims(" \t")
+    readline.set_completer(player.complete)
+    readline.parse_and_bind("tab: complete")
+
+
+__all__ = ["Resign", "TerminalPlayer"]

@@ -1,0 +1,211 @@
+"""The game as one terminal screen (rich), drawn from a player's observation.
+
+Everything here is built from an :class:`Observation`, which holds public
+facts only, so the screen cannot show the stack order or a crown hidden under
+an order face.  The layout fits 80 columns: the cathedral on the left, the
+market and the track on the right, the players below.  Colour helps but is
+never needed: every colour is also a letter (``NO_COLOR`` is honoured by rich).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from rich.text import Text
+
+from ..engine import Observation, describe_pending
+from ..engine.cells import COLUMNS, WIDTH
+from ..engine.components import COLOR_LETTER, RANK_LETTER, colors_of
+from ..engine.observation import OrderFace, VaultFace
+
+WIDTH_COLS = 80
+CELL = 9  # characters per cathedral cell
+LEFT = 4 + CELL * WIDTH  # the cathedral block
+COLOR_STYLE = {"Y": "bold yellow", "B": "bold blue", "R": "bold red", "G": "bold green"}
+PLAYER_STYLE = ("bold magenta", "bold cyan")
+SHORT_ORDER = {
+    "PROMOTE": "PROMOTE", "MOVE": "MOVE", "RECRUIT": "RECRUIT", "CONFUSE": "CONFUSE",
+    "STAINED_GLASS": "GLASS", "SCAFFOLDING": "SCAFFOLD", "DISASTER": "DISASTER", "ALTAR": "ALTAR",
+}
+
+
+def colors_text(mask: int) -> Text:
+    t = Text()
+    for i, c in enumerate(colors_of(mask)):
+        if i:
+            t.append("/")
+        letter = COLOR_LETTER[c]
+        t.append(letter, style=COLOR_STYLE[letter])
+    return t
+
+
+def _cell(obs: Observation, c: int, faces: dict[int, VaultFace], builders: dict[int, tuple[int, int]]) -> Text:
+    if c in obs.scaffold:
+        return Text("###", style="dim")
+    face = faces.get(c)
+    if face is None:
+        return Text(".", style="dim")
+    t = colors_text(face.colors)
+    if face.crown:
+        t.append("^", style="bold")
+    b = builders.get(c)
+    if b is not None:
+        t.append(" ")
+        t.append(f"{b[0] + 1}{RANK_LETTER.get(b[1], '')}", style=PLAYER_STYLE[b[0]])
+    if c in obs.glass:
+        t.append("*", style="bold")
+    if c in obs.altars:
+        t.append("+", style="bold")
+    return t
+
+
+def cathedral_lines(obs: Observation, max_rows: int = 12) -> list[Text]:
+    """Row 1 (next to the board) at the bottom, one empty row on top to build on."""
+    faces = {c: f for c, f in obs.vaults}
+    builders = {c: (p, r) for c, p, r in obs.builders}
+    occupied = list(faces) + list(obs.scaffold)
+    top = (max(occupied) // WIDTH + 2) if occupied else 1
+    bottom = max(1, top - max_rows + 1)  # a very tall cathedral shows its top rows
+    lines: list[Text] = []
+    for row in range(top, bottom - 1, -1):
+        line = Text(f"{row:>3} ")
+        for col in range(WIDTH):
+            cell = _cell(obs, (row - 1) * WIDTH + col, faces, builders)
+            cell.pad_right(CELL - cell.cell_len)
+            line.append_text(cell)
+        line.rstrip()
+        lines.append(line)
+    lines.append(Text("    " + "".join(c.ljust(CELL) for c in COLUMNS).rstrip(), style="dim"))
+    lines.append(Text("    " + "=" * (CELL * WIDTH - 9) + " board", style="dim"))
+    return lines
+
+
+def _order_face(face: OrderFace | None) -> Text:
+    if face is None:
+        return Text("(empty)", style="dim")
+    t = Text(SHORT_ORDER.get(face.order.value, face.order.value), style="bold")
+    t.append(" $" if face.paid else "  ")
+    t.append(" ")
+    t.append_text(colors_text(face.colors))
+    if face.crown:
+        t.append("^")
+    return t
+
+
+def _vault_face(face: VaultFace | None) -> Text:
+    if face is None:
+        return Text("(empty)", style="dim")
+    t = colors_text(face.colors)
+    if face.crown:
+        t.append("^", style="bold")
+    return t
+
+
+def track_text(obs: Observation, pawn_name: str) -> Text:
+    """The king/queen track: where the pawn stands and the crown spaces (``C``) ahead."""
+    spaces = obs.crown_spaces
+    last = max(spaces) if spaces else obs.pawn
+    line = Text(f"{pawn_name:<6}", style="bold")
+    if last <= 40:
+        for i in range(0, last + 1):
+            if i == obs.pawn:
+                line.append("@", style="bold reverse")
+            elif i in spaces:
+                line.append("C" if i > obs.pawn else "c", style="bold yellow" if i > obs.pawn else "dim")
+            else:
+                line.append("-" if i > obs.pawn else ".", style="dim")
+        line.append(" ")
+    line.append(f"at {obs.pawn}, scorings done {obs.scorings} of {len(spaces)}")
+    ahead = [s for s in spaces if s > obs.pawn]
+    if ahead and not obs.over:
+        line.append(f", next at {ahead[0]}")
+    line.truncate(WIDTH_COLS)
+    return line
+
+
+def market_lines(obs: Observation) -> list[Text]:
+    lines = [Text("market", style="underline")]
+    for k in range(3):
+        t = Text(f"O{k + 1} ")
+        t.append_text(_order_face(obs.orders[k]))
+        lines.append(t)
+    vt = Text("")
+    for k in range(3):
+        vt.append(f"V{k + 1} ")
+        part = _vault_face(obs.market[k])
+        vt.append_text(part)
+        vt.append(" " * max(1, 6 - part.cell_len))
+    vt.rstrip()
+    lines.append(vt)
+    if obs.in_hand is not None:
+        space, face = obs.in_hand
+        t = Text(f"in hand (from O{space}): ")
+        t.append_text(_order_face(face))
+        lines.append(t)
+    top = obs.stack_top
+    st = Text(f"stack {obs.stack_size}")
+    if top is not None:
+        st.append(" top ")
+        st.append_text(_order_face(top))
+    lines.append(st)
+    lines.append(Text(f"discard {len(obs.discard)}" + (f"  out {obs.out_count}" if obs.out_count else "")
+                      + ("  reshuffled" if obs.reshuffles else "")))
+    if obs.festum:
+        lines.append(Text(f"altars in supply {obs.altar_supply}"))
+    return lines
+
+
+def player_lines(obs: Observation, names: Sequence[str]) -> list[Text]:
+    out = []
+    for p in (0, 1):
+        t = Text(f"P{p + 1} ")
+        t.append(f"{names[p][:16]:<16}", style=PLAYER_STYLE[p])
+        t.append(" (you)" if p == obs.player else "      ")
+        t.append(f"  score {obs.scores[p]:>3}  coins {obs.coins[p]}  builders {obs.supply[p]}  "
+                 f"rank tokens {obs.tokens[p]}")
+        out.append(t)
+    return out
+
+
+def status_line(obs: Observation, names: Sequence[str]) -> Text:
+    t = Text("Basilica", style="bold")
+    t.append(f" · {obs.ruleset}{' + festum' if obs.festum else ''} · turn {obs.turn} · ")
+    if obs.over:
+        t.append(f"game over ({obs.end_reason})", style="bold")
+        return t
+    t.append(names[obs.active][:16], style=PLAYER_STYLE[obs.active])
+    t.append(f" on turn, action {min(obs.actions_taken + 1, 3)} of 3")
+    return t
+
+
+def decision_line(obs: Observation, names: Sequence[str]) -> Text:
+    if obs.over or obs.pending is None:
+        return Text("")
+    p = obs.pending.player
+    who = "You" if p == obs.player else names[p]
+    t = Text(f"{who} to decide: ", style="bold")
+    t.append(describe_pending(obs.pending))
+    return t
+
+
+def side_by_side(left: list[Text], right: list[Text], left_width: int = LEFT + 1) -> list[Text]:
+    n = max(len(left), len(right))
+    out = []
+    for i in range(n):
+        line = left[i].copy() if i < len(left) else Text("")
+        if i < len(right):
+            line.pad_right(max(0, left_width - line.cell_len))
+            line.append("| ", style="dim")
+            line.append_text(right[i])
+        line.truncate(WIDTH_COLS)
+        out.append(line)
+    return out
+
+
+def board_lines(obs: Observation, names: Sequence[str], max_rows: int = 10) -> list[Text]:
+    """Status, cathedral beside the market, the track and the two players."""
+    lines = [status_line(obs, names)]
+    lines.extend(side_by_side(cathedral_lines(obs, max_rows), market_lines(obs)))
+    lines.append(track_text(obs, "queen" if obs.ruleset == "portal2022" else "king"))
+    lines.extend(player_lines(obs, names))
+    return lines

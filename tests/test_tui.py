@@ -1,0 +1,212 @@
+"""The terminal client: screens, descriptions, the prompt, and `basilica play`."""
+
+from __future__ import annotations
+
+import io
+import random
+import re
+from pathlib import Path
+
+import pytest
+from rich.console import Console
+
+from basilica_p2p.bots import GreedyBot, RandomBot
+from basilica_p2p.engine import Game, Options, Ruleset, default_manifest, determinize, format_action, observe
+from basilica_p2p.engine import actions as A
+from basilica_p2p.identity import Identity
+from basilica_p2p.replay.verify import verify_file
+from basilica_p2p.tui import Resign, TerminalPlayer, play_local
+from basilica_p2p.describe import describe_action
+from basilica_p2p.tui.help import RULES, rules_text
+from basilica_p2p.tui.screen import board_lines
+from replay_builders import key
+
+MANIFEST = default_manifest()
+ME = Identity("ada", key(11))
+BOT = Identity("greedy", key(12))
+
+
+def text_of(lines) -> str:  # type: ignore[no-untyped-def]
+    console = Console(width=80, file=io.StringIO(), no_color=True, highlight=False)
+    for line in lines:
+        console.print(line, overflow="crop", no_wrap=True)
+    return console.file.getvalue()  # type: ignore[attr-defined]
+
+
+def played(n: int, seed: bytes = bytes(32), options: Options = Options()) -> Game:
+    g = Game.new(MANIFEST, options, seed)
+    bots = (GreedyBot(MANIFEST, 1), GreedyBot(MANIFEST, 2))
+    for _ in range(n):
+        if g.over:
+            break
+        p = g.to_move
+        assert p is not None
+        g.apply(bots[p].choose(observe(g, p), g.legal_actions()))
+    return g
+
+
+@pytest.mark.parametrize("plies", [0, 7, 40, 90])
+def test_the_screen_fits_80_columns_and_shows_what_the_observation_holds(plies: int) -> None:
+    g = played(plies)
+    obs = observe(g, 0)
+    out = text_of(board_lines(obs, ["ada", "bob"]))
+    lines = out.splitlines()
+    assert all(len(line) <= 80 for line in lines), max(lines, key=len)
+    assert len(lines) <= 17
+    assert f"turn {g.turn}" in lines[0]
+    for k, face in enumerate(obs.orders, start=1):  # the market: O1-O3 and V1-V3
+        assert face is None or re.search(rf"O{k} \S", out)
+    assert "V1 " in out and "V2 " in out and "V3 " in out
+    assert f"stack {len(g.stack)}" in out and f"discard {len(g.discard)}" in out
+    assert f"score {g.scores[0]:>3}" in out and f"coins {g.coins[1]}" in out
+    for c, p, r in obs.builders:  # every builder, with its owner (and rank letter)
+        assert re.search(rf"{p + 1}{'AMSJ'[r - 1] if r else ''}", out)
+    assert out.count("^") >= sum(1 for _, f in obs.vaults if f.crown)
+
+
+def test_the_screen_never_depends_on_hidden_information() -> None:
+    # Two games that differ only in what is hidden (the stack order) draw the same screen.
+    g = played(30)
+    obs = observe(g, 1)
+    rng = random.Random(5)
+    other = determinize(obs, MANIFEST, lambda xs: rng.sample(xs, len(xs)), bytes([9]) * 32)
+    assert [t for t in other.stack] != [t for t in g.stack]
+    assert text_of(board_lines(observe(other, 1), ["a", "b"])) == text_of(board_lines(obs, ["a", "b"]))
+
+
+def test_every_move_of_many_games_is_told_in_words() -> None:
+    kinds: set[str] = set()
+    for seed in range(6):
+        g = Game.new(MANIFEST, Options(Ruleset.PORTAL2022, festum=seed % 2 == 1), bytes([seed]) * 32)
+        bots = (RandomBot(seed), GreedyBot(MANIFEST, seed))
+        before = observe(g, 0)
+        while not g.over:
+            p = g.to_move
+            assert p is not None
+            action = bots[p].choose(observe(g, p), g.legal_actions())
+            g.apply(action)
+            after = observe(g, 0)
+            text = describe_action(action, "bob", before, after, ["ada", "bob"])
+            kinds.add(action.kind)
+            assert text.startswith("bob ") and text.endswith(".")
+            assert "an order" not in text and "with target" not in text  # the order was named
+            if action.kind == A.VAULT:
+                assert "vault" in text and A.format_action(action)[3:] in text
+            before = after
+    assert {A.VAULT, A.BUILDER, A.ORDER}.issubset(kinds)
+
+
+def test_rules_help_knows_every_order() -> None:
+    from basilica_p2p.engine.components import Order
+
+    for order in Order:
+        assert rules_text(order.value.lower()) == RULES[order.value]
+    assert "no rule called" in rules_text("teleport")
+    assert "move" in rules_text("")
+
+
+def _person(lines: list[str]) -> tuple[TerminalPlayer, io.StringIO]:
+    out = io.StringIO()
+    console = Console(width=80, file=out, no_color=True, highlight=False)
+    return TerminalPlayer("ada", console=console, inp=io.StringIO("".join(x + "\n" for x in lines))), out
+
+
+def test_a_whole_game_at_the_prompt_writes_a_verifiable_replay(tmp_path: Path) -> None:
+    # Answers: commands first, then a mix of numbers and typed notation until the game ends.
+    person, out = _person(["help", "rules glass", "log", "score", "list", "99", "V9:z9", "v1:", "board"]
+                          + ["1"] * 400)
+    result = play_local(person, RandomBot(3), (ME, BOT), 0, MANIFEST, Options(), tmp_path)
+    text = out.getvalue()
+    assert result.forfeit is None and result.game.over
+    assert verify_file(result.replay).ok
+    assert "You are ada, player 1, against greedy" in text
+    assert "every legal action, numbered" in text  # help
+    assert "STAINED GLASS" in text  # rules glass
+    assert "No scoring yet" in text  # score before any scoring
+    assert "there is no action 99" in text
+    assert "market space must be 1, 2 or 3" in text  # a typo gets the notation error
+    assert "Game over" in text and "Scoring 1:" in text
+    assert re.search(r"greedy (placed|took|put|paid|declined|moved|chose|found)", text)  # the bot's moves, told
+    assert all(len(line) <= 80 for line in text.splitlines() if not line.startswith(("greedy ", "You ", "  ")))
+
+
+def test_typed_notation_is_forgiven_its_case_and_suggested_when_partial() -> None:
+    g = played(0)
+    obs = observe(g, g.to_move)  # type: ignore[arg-type]
+    legal = g.legal_actions()
+    target = next(a for a in legal if a.kind == A.VAULT)
+    typed = format_action(target).lower().replace("v", "v", 1)
+    person, out = _person(["V" + format_action(target)[1:3], typed])
+    person.seat = obs.player
+    assert person.choose(obs, legal) == target
+    assert "could be:" in out.getvalue()
+
+
+def test_quit_asks_first_and_then_forfeits_in_the_replay(tmp_path: Path) -> None:
+    person, out = _person(["quit", "n", "quit", "yes"])
+    result = play_local(person, RandomBot(3), (ME, BOT), 1, MANIFEST, Options(), tmp_path)
+    assert "Go on, then." in out.getvalue()
+    assert isinstance(result.forfeit, Resign) and result.forfeit.player == 1
+    v = verify_file(result.replay)
+    assert v.ok and v.outcome is not None and v.outcome.end == "forfeit" and v.outcome.winner == 0
+
+
+def test_end_of_input_is_leaving_the_game(tmp_path: Path) -> None:
+    person, _ = _person(["1", "1"])
+    result = play_local(person, RandomBot(3), (ME, BOT), 0, MANIFEST, Options(), tmp_path)
+    assert isinstance(result.forfeit, Resign) and "input closed" in str(result.forfeit)
+    assert verify_file(result.replay).ok
+
+
+# --- a person over the network ----------------------------------------------------------------
+
+
+def _net_person(tmp: Path, answers: list[str]):  # type: ignore[no-untyped-def]
+    from basilica_p2p.net.peer import PeerConfig
+    from net_harness import FAST
+
+    person, out = _person(answers)
+    cfg = PeerConfig(ME, _settings(), lambda k: person, tmp / "me", None, FAST, 1, on_move=person.notify)
+    return cfg, out
+
+
+def _settings():  # type: ignore[no-untyped-def]
+    from net_harness import settings
+
+    return settings()
+
+
+def _bot_config(tmp: Path):  # type: ignore[no-untyped-def]
+    from basilica_p2p.net.peer import PeerConfig
+    from net_harness import FAST
+
+    return PeerConfig(BOT, _settings(), lambda k: GreedyBot(MANIFEST, k), tmp / "bot", None, FAST, 1)
+
+
+@pytest.mark.trio
+async def test_a_person_plays_a_whole_network_game_and_sees_every_move(tmp_path: Path) -> None:
+    from net_harness import host_and_join
+
+    cfg, out = _net_person(tmp_path, ["1"] * 400)
+    pair = await host_and_join(_bot_config(tmp_path), cfg, direct=True, limit=120)
+    assert isinstance(pair.join, list), pair.join
+    (report,) = pair.join
+    text = out.getvalue()
+    assert "You are ada, player 2, against greedy" in text  # the names come from the signed hellos
+    assert "Game over" in text
+    assert re.search(r"greedy (placed|took|put|paid|declined|moved|chose|found)", text)
+    assert verify_file(report.replay).ok
+
+
+@pytest.mark.trio
+async def test_a_person_who_quits_over_the_network_forfeits_in_both_replays(tmp_path: Path) -> None:
+    from net_harness import host_and_join
+
+    cfg, _ = _net_person(tmp_path, ["1", "1", "quit", "y"])
+    pair = await host_and_join(_bot_config(tmp_path), cfg, direct=True, limit=60)
+    assert isinstance(pair.join, list) and isinstance(pair.host, list), (pair.host, pair.join)
+    for (report,) in (pair.join, pair.host):
+        v = verify_file(report.replay)
+        assert v.ok and v.outcome is not None and v.outcome.end == "forfeit" and v.outcome.winner == 0
+        assert "quit at the prompt" in v.line()
+    assert pair.join[0].replay.read_bytes() == pair.host[0].replay.read_bytes()
