@@ -14,7 +14,7 @@ from .engine import Action, Observation, ScoringResult
 from .engine import actions as A
 from .engine.cells import format_cell
 from .engine.components import COLOR_NAME, RANK_NAME, Order, format_colors
-from .engine.game import AFTER_REDEAL, CONFUSE_MOVE, SECOND_ALTAR, SECOND_SCAFFOLD
+from .engine.game import AFTER_REDEAL, CONFUSE_MOVE, CONFUSE_PAY, SECOND_ALTAR, SECOND_SCAFFOLD
 from .engine.observation import OrderFace
 
 ORDER_TITLE = {
@@ -73,7 +73,11 @@ def describe_action(
     pending = before.pending.kind if before is not None and before.pending is not None else ""
     if k == A.VAULT:
         again = " (after the redeal)" if pending == AFTER_REDEAL else ""
-        return f"{who} placed {_vault_words(after, action.cell)} from V{action.space} on {cell}{again}."
+        text = f"{who} placed {_vault_words(after, action.cell)} from V{action.space} on {cell}{again}"
+        if before is not None and after is not None and after.pawn != before.pawn:
+            pawn = "queen" if after.ruleset == "portal2022" else "king"
+            text += f"; the {pawn} moves to space {after.pawn}"
+        return text + "."
     if k == A.REDEAL:
         return f"{who} found that no vault of V1-V3 fits: the three were discarded and new ones dealt (D8)."
     if k == A.BUILDER:
@@ -96,14 +100,19 @@ def describe_action(
         paid = " (the move they paid to choose)" if pending == CONFUSE_MOVE and before is not None \
             and before.pending is not None and before.pending.paid else ""
         return f"{who} moved {whose} builder from {cell} to {dest} (CONFUSE){paid}."
+    active = names[before.active] if before is not None else "the player on turn"
     if k == A.PAY:
         if action.cell < 0:
-            return f"{who} paid a coin to choose the CONFUSE move."
+            return f"{who} paid {active} a coin to choose the CONFUSE move (D20)."
         if action.rank:
-            return f"{who} paid a coin (paid PROMOTE): their builder on {cell} becomes {rank_name(action.rank)}."
-        return f"{who} paid a coin (paid RECRUIT): a builder onto {cell}."
+            return (f"{who} paid {active} a coin for the paid PROMOTE: their builder on {cell} becomes "
+                    f"{rank_name(action.rank)} (D27).")
+        return f"{who} paid {active} a coin for the paid RECRUIT: a builder onto {cell} (D27)."
     if k == A.DECLINE:
-        return f"{who} declined to pay."
+        if pending == CONFUSE_PAY:
+            return f"{who} declined to pay to choose the CONFUSE move."
+        order = before.pending.order if before is not None and before.pending is not None else None
+        return f"{who} declined to pay for the paid {ORDER_TITLE.get(order, 'order') if order else 'order'}."
     if k == A.JESTER:
         pairs = ", ".join(f"{format_cell(c)} adds {COLOR_NAME[col]}" for c, col in action.colors)
         return f"{who} chose Jester colours: {pairs}."

@@ -25,11 +25,9 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from ..engine import Action, Game, Manifest, Ruleset, format_action, format_cell, observe, parse_action
-from ..engine import actions as A
-from ..engine.components import (
-    COLOR_LETTER, COLOR_NAME, LETTER_COLOR, NO_RANK, RANK_LETTER, RANK_NAME, color_count, format_colors,
-)
+from ..describe import describe_action
+from ..engine import Game, Manifest, Ruleset, format_cell, observe, parse_action
+from ..engine.components import COLOR_LETTER, COLOR_NAME, RANK_LETTER, RANK_NAME, color_count, format_colors
 from ..engine.game import describe_pending
 from ..engine.observation import Observation, OrderFace, VaultFace
 from ..engine.scoring import ScoringResult
@@ -137,80 +135,6 @@ def _scoring(result: ScoringResult, number: int, board: Game) -> dict[str, Any]:
     }
 
 
-# --- moves in words -------------------------------------------------------------------------
-
-
-def _face_words(f: dict[str, Any] | None) -> str:
-    if f is None:
-        return "?"
-    text = "/".join(COLOR_NAME[LETTER_COLOR[x]] for x in f["colors"].split("/")) + (" wild" if f["wild"] else "")
-    return text + (", crowned" if f.get("crown") else "")
-
-
-def _rank_words(rank: int) -> str:
-    return {NO_RANK: "a plain builder", 1: "an Architect", 2: "a Master Mason", 3: "a Strongman",
-            4: "a Jester"}.get(rank, RANK_NAME.get(rank, "?"))
-
-
-def describe_move(before: Game, a: Action, names: tuple[str, str], pawn: str) -> str:
-    """One decision in words, from the public state before it."""
-    who = before.to_move
-    me = names[who] if who is not None else "?"
-    active = names[before.active]
-    other = names[1 - before.active]
-    k = a.kind
-    if k == A.VAULT:
-        f = _vault_face(observe(before, 0).market[a.space - 1])
-        text = f"{me} places the vault tile of V{a.space} ({_face_words(f)}) on {format_cell(a.cell)}"
-        if f and f["crown"]:
-            text += f"; the {pawn} moves to space {before.pawn + 1}"
-        return text
-    if k == A.REDEAL:
-        return f"{me}: no vault tile fits anywhere, so V1-V3 are discarded and redealt (D8)"
-    if k == A.BUILDER:
-        return f"{me} puts a builder on {format_cell(a.cell)}, the tile just placed"
-    if k == A.NONE:
-        return f"{me} has no legal action; the turn ends (D7)"
-    if k == A.JESTER:
-        pairs = ", ".join(f"{format_cell(c)} {COLOR_NAME[col]}" for c, col in a.colors)
-        return f"{me} gives their Jesters an extra colour for the scoring: {pairs} (D24)"
-    cell = format_cell(a.cell) if a.cell >= 0 else ""
-    dest = format_cell(a.dest) if a.dest >= 0 else ""
-    if k == A.ORDER:
-        f = _order_face(observe(before, 0).orders[a.space - 1])
-        order = f["order"] if f else "?"
-        head = f"{me} carries out {order} from O{a.space}"
-        tail = {
-            "PROMOTE": f"the builder on {cell} becomes {_rank_words(a.rank)}",
-            "MOVE": f"the builder on {cell} moves to {dest}",
-            "RECRUIT": f"a new builder goes on {cell}",
-            "CONFUSE": f"{me}'s builder on {cell} goes home, so that one of {other}'s builders must move",
-            "STAINED_GLASS": f"stained glass on {cell}",
-            "SCAFFOLDING": f"scaffolding on {cell}",
-            "DISASTER": f"the vault tile on {cell} is discarded",
-            "ALTAR": f"an altar on {cell}",
-        }.get(order, cell)
-        return f"{head}: {tail}"
-    pend = before.pending
-    if k == A.PLACE:
-        what = "the second altar" if pend.kind == "second-altar" else "the second scaffolding tile"
-        return f"{me} puts {what} on {cell}"
-    if k == A.SHIFT:
-        victim = names[before.builders[a.cell][0]] if a.cell in before.builders else "the"
-        return f"{me} chooses the CONFUSE move: {victim}'s builder on {cell} moves to {dest}"
-    if k == A.DECLINE:
-        what = "to choose the CONFUSE move" if pend.kind == "confuse-pay" else (
-            f"for the paid {pend.order.value if pend.order else ''} option")
-        return f"{me} declines to pay {what}"
-    if k == A.PAY:
-        if pend.kind == "confuse-pay":
-            return f"{me} pays {active} a coin to choose the CONFUSE move (D20)"
-        if pend.order is not None and pend.order.value == "RECRUIT":
-            return f"{me} pays {active} a coin for the paid RECRUIT: a builder on {cell} (D27)"
-        return f"{me} pays {active} a coin for the paid PROMOTE: the builder on {cell} becomes {_rank_words(a.rank)} (D27)"
-    return f"{me}: {format_action(a)}"
-
-
 # --- the whole game ------------------------------------------------------------------------
 
 
@@ -297,7 +221,7 @@ def build_viewer_data(path: Path, manifests: dict[str, Manifest] | None = None) 
                 board = boards.pop(0) if boards else g  # the last scoring has no clean-up (D26)
                 scoring.append(_scoring(g.scoring_log[done - 1], done, board))
         steps.append({
-            "step": len(steps), "move": m.action, "words": describe_move(before, action, names, pawn),
+            "step": len(steps), "move": m.action, "words": describe_action(action, names[m.player], observe(before, 0), observe(g, 0), names),
             "turn": m.turn, "player": m.player + 1, "active": before.active + 1,
             "action": None if kind == "jester" else before.actions + 1, "decision": kind,
             "events": [e.detail for e in events if e.kind != "scoring"], "scoring": scoring,
@@ -379,5 +303,5 @@ def write_viewer(path: Path, out: Path, manifests: dict[str, Manifest] | None = 
     return data
 
 
-__all__ = ["VIEWER_FORMAT", "OutputError", "ViewerError", "build_viewer_data", "describe_move", "public_state", "render_html",
+__all__ = ["VIEWER_FORMAT", "OutputError", "ViewerError", "build_viewer_data", "public_state", "render_html",
            "script_json", "write_viewer"]
