@@ -384,7 +384,7 @@ def _net_options(
     except (IdentityError, OSError) as e:
         raise fail(f"identity: {e}") from None
 
-    person = None if bot else TerminalPlayer(me.name)
+    person = None if bot else TerminalPlayer(me.name, manifest=man)
 
     def agent_for(k: int):  # type: ignore[no-untyped-def]
         if person is None:
@@ -639,7 +639,7 @@ def play_cmd(
         them = local_identity(home, "bot-play", label if label != me.name else f"{label}-bot")
     except (IdentityError, OSError) as e:
         raise fail(f"identity: {e}") from None
-    person = TerminalPlayer(me.name)
+    person = TerminalPlayer(me.name, manifest=man)
     try:
         result = play_local(person, bot, (me, them), seat - 1, man, options, replay_dir or home / "replays")
     except OSError as e:

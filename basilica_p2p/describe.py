@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from .engine import Action, Observation, ScoringResult
 from .engine import actions as A
 from .engine.cells import format_cell
-from .engine.components import COLOR_NAME, RANK_NAME, Order, format_colors
+from .engine.components import COLOR_NAME, RANK_NAME, Order, color_count, colors_of
 from .engine.game import AFTER_REDEAL, CONFUSE_MOVE, CONFUSE_PAY, SECOND_ALTAR, SECOND_SCAFFOLD
 from .engine.observation import OrderFace
 
@@ -31,10 +31,10 @@ ORDER_TITLE = {
 
 # What an order did, in words ({cell}, {dest} and {rank} from the action).
 ORDER_SENTENCE = {
-    Order.PROMOTE: "their builder on {cell} becomes {rank}.",
-    Order.MOVE: "moved their builder from {cell} to {dest}.",
-    Order.RECRUIT: "a builder from their supply onto {cell}.",
-    Order.CONFUSE: "sent their own builder on {cell} home; an opponent builder will be moved.",
+    Order.PROMOTE: "{their} builder on {cell} becomes {rank}.",
+    Order.MOVE: "moved {their} builder from {cell} to {dest}.",
+    Order.RECRUIT: "a builder from {their} supply onto {cell}.",
+    Order.CONFUSE: "sent {their} own builder on {cell} home; a builder of the other side will be moved.",
     Order.STAINED_GLASS: "stained glass on {cell}.",
     Order.SCAFFOLDING: "scaffolding on {cell}.",
     Order.DISASTER: "the vault on {cell} was destroyed and discarded.",
@@ -46,13 +46,18 @@ def rank_name(rank: int) -> str:
     return {1: "Architect", 2: "Master Mason", 3: "Strongman", 4: "Jester"}.get(rank, RANK_NAME.get(rank, "builder"))
 
 
-def _vault_words(view: Observation | None, cell: int) -> str:
-    if view is not None:
-        for c, face in view.vaults:
-            if c == cell:
-                kind = "wild " if "/" in format_colors(face.colors) else ""
-                return f"a {kind}{format_colors(face.colors)} vault{' with a crown' if face.crown else ''}"
-    return "a vault"
+def vault_words(colors: int, crown: bool) -> str:
+    """``a red vault``, ``a wild yellow/blue vault with a crown``."""
+    names = "/".join(COLOR_NAME[c] for c in colors_of(colors))
+    return f"a {'wild ' if color_count(colors) > 1 else ''}{names} vault{' with a crown' if crown else ''}"
+
+
+def _placed_vault(before: Observation | None, after: Observation | None, action: Action) -> str:
+    # The face was on offer before the move (after it, a scoring may already have cleared the cell).
+    face = before.market[action.space - 1] if before is not None else None
+    if face is None and after is not None:
+        face = next((f for c, f in after.vaults if c == action.cell), None)
+    return vault_words(face.colors, face.crown) if face is not None else "a vault"
 
 
 def _builder_owner(view: Observation | None, cell: int) -> int | None:
@@ -64,16 +69,21 @@ def _builder_owner(view: Observation | None, cell: int) -> int | None:
 
 
 def describe_action(
-    action: Action, who: str, before: Observation | None, after: Observation | None, names: Sequence[str],
+    action: Action, actor: int, before: Observation | None, after: Observation | None, names: Sequence[str],
+    reader: int | None = None,
 ) -> str:
-    """One sentence: what ``who`` did.  ``before``/``after`` are the reader's views around the move."""
+    """One sentence: what player ``actor`` (0 or 1) did, told to player ``reader`` ("you"), or
+    to a spectator when ``reader`` is None.  ``before``/``after`` are public views around the move."""
     k = action.kind
+    who = "You" if actor == reader else names[actor]
+    their = "your" if actor == reader else "their"
+    you_pay = before is not None and reader is not None and before.active == reader
     cell = format_cell(action.cell) if action.cell >= 0 else ""
     dest = format_cell(action.dest) if action.dest >= 0 else ""
     pending = before.pending.kind if before is not None and before.pending is not None else ""
     if k == A.VAULT:
         again = " (after the redeal)" if pending == AFTER_REDEAL else ""
-        text = f"{who} placed {_vault_words(after, action.cell)} from V{action.space} on {cell}{again}"
+        text = f"{who} placed {_placed_vault(before, after, action)} from V{action.space} on {cell}{again}"
         if before is not None and after is not None and after.pawn != before.pawn:
             pawn = "queen" if after.ruleset == "portal2022" else "king"
             text += f"; the {pawn} moves to space {after.pawn}"
@@ -89,7 +99,7 @@ def describe_action(
         head = f"{who} took {title} from O{action.space}"
         sentence = ORDER_SENTENCE.get(order) if order is not None else None
         if sentence is not None:
-            return f"{head}: " + sentence.format(cell=cell, dest=dest, rank=rank_name(action.rank))
+            return f"{head}: " + sentence.format(cell=cell, dest=dest, rank=rank_name(action.rank), their=their)
         return f"{head} with target {A.format_action(action)[3:]}."
     if k == A.PLACE:
         what = "scaffolding" if pending == SECOND_SCAFFOLD else "altar" if pending == SECOND_ALTAR else "tile"
@@ -97,15 +107,17 @@ def describe_action(
     if k == A.SHIFT:
         owner = _builder_owner(before, action.cell)
         whose = f"{names[owner]}'s" if owner is not None else "a"
+        if owner is not None and owner == reader:
+            whose = "your"
         paid = " (the move they paid to choose)" if pending == CONFUSE_MOVE and before is not None \
             and before.pending is not None and before.pending.paid else ""
         return f"{who} moved {whose} builder from {cell} to {dest} (CONFUSE){paid}."
-    active = names[before.active] if before is not None else "the player on turn"
+    active = "you" if you_pay else names[before.active] if before is not None else "the player on turn"
     if k == A.PAY:
         if action.cell < 0:
             return f"{who} paid {active} a coin to choose the CONFUSE move (D20)."
         if action.rank:
-            return (f"{who} paid {active} a coin for the paid PROMOTE: their builder on {cell} becomes "
+            return (f"{who} paid {active} a coin for the paid PROMOTE: {their} builder on {cell} becomes "
                     f"{rank_name(action.rank)} (D27).")
         return f"{who} paid {active} a coin for the paid RECRUIT: a builder onto {cell} (D27)."
     if k == A.DECLINE:
@@ -115,7 +127,7 @@ def describe_action(
         return f"{who} declined to pay for the paid {ORDER_TITLE.get(order, 'order') if order else 'order'}."
     if k == A.JESTER:
         pairs = ", ".join(f"{format_cell(c)} adds {COLOR_NAME[col]}" for c, col in action.colors)
-        return f"{who} chose Jester colours: {pairs}."
+        return f"{who} chose {their} Jester colours: {pairs}."
     if k == A.NONE:
         return f"{who} had no legal action; the turn ends (D7)."
     return f"{who}: {A.format_action(action)}"
@@ -137,8 +149,9 @@ def describe_scoring(result: ScoringResult, number: int, names: Sequence[str]) -
                 who += ", Architect x2"
             if a.glass:
                 who += f", glass +{a.glass}"
-        lines.append(f"  {COLOR_NAME[a.color]:<6} {cells:<20} strength {a.strength[0]}-{a.strength[1]}, "
-                     f"{who}: {a.points[0]}-{a.points[1]}")
+        # Points first and the cells last, so that a long area wraps only its list of cells.
+        lines.append(f"  {COLOR_NAME[a.color]:<6} {a.points[0]:>2}-{a.points[1]:<2} {who}; strength "
+                     f"{a.strength[0]}-{a.strength[1]}; {len(a.cells)} tiles {cells}")
     if not result.areas:
         lines.append("  no area had a builder: nothing scored")
     return lines

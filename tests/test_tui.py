@@ -86,9 +86,10 @@ def test_every_move_of_many_games_is_told_in_words() -> None:
             action = bots[p].choose(observe(g, p), g.legal_actions())
             g.apply(action)
             after = observe(g, 0)
-            text = describe_action(action, "bob", before, after, ["ada", "bob"])
+            text = describe_action(action, p, before, after, ["ada", "bob"], reader=0)
             kinds.add(action.kind)
-            assert text.startswith("bob ") and text.endswith(".")
+            assert text.startswith("You " if p == 0 else "bob ") and text.endswith("."), text
+            assert p == 1 or "their" not in text, text  # "You took PROMOTE ...: your builder ..."
             assert "an order" not in text and "with target" not in text  # the order was named
             if action.kind == A.VAULT:
                 assert "vault" in text and A.format_action(action)[3:] in text
@@ -210,3 +211,33 @@ async def test_a_person_who_quits_over_the_network_forfeits_in_both_replays(tmp_
         assert v.ok and v.outcome is not None and v.outcome.end == "forfeit" and v.outcome.winner == 0
         assert "quit at the prompt" in v.line()
     assert pair.join[0].replay.read_bytes() == pair.host[0].replay.read_bytes()
+
+
+def test_the_short_list_never_leaves_a_group_of_actions_out() -> None:
+    g = played(45)
+    obs = observe(g, g.to_move)  # type: ignore[arg-type]
+    texts = [format_action(a) for a in g.legal_actions()]
+    person, out = _person([])
+    person._list(texts, full=False, room=2)
+    shown = out.getvalue()
+    heads = {t.partition(":")[0] + ":" for t in texts if ":" in t}
+    assert len(heads) >= 4
+    for head in heads:
+        assert re.search(rf"^{re.escape(head)} ", shown, re.M), (head, shown)
+    assert all(len(line) <= 80 for line in shown.splitlines())
+    assert obs is not None
+
+
+def test_a_refused_action_says_which_rule_it_breaks_and_a_stray_word_is_not_taken_for_a_cell() -> None:
+    g = played(0)
+    obs = observe(g, g.to_move)  # type: ignore[arg-type]
+    legal = g.legal_actions()
+    assert all(a.kind != A.REDEAL for a in legal)  # something fits, so V* is refused
+    person, out = _person(["V*", "clear", "1"])
+    person.manifest = MANIFEST
+    person.seat = obs.player
+    assert person.choose(obs, legal) == legal[0]
+    text = out.getvalue()
+    refusal = next(line for line in text.splitlines() if line.startswith("V* is not legal now"))
+    assert refusal.startswith("V* is not legal now: ") and len(refusal) > len("V* is not legal now: ") + 10
+    assert "unknown command 'clear'" in text and "not a cell" not in text

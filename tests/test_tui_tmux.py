@@ -106,7 +106,7 @@ def test_a_whole_short_game_in_a_real_terminal(tmp_path: Path, short_manifest: P
     p.send("help")
     assert "every legal action, numbered" in p.wait(at_prompt, "help")
     p.send("rules move")
-    assert "adjacent unoccupied vault tile" in p.wait(at_prompt, "rules")
+    assert "move one of your builders to an adjacent" in p.wait(at_prompt, "rules")
     seen_scoring = seen_their_move = False
     for _ in range(200):
         screen = p.wait(at_prompt, "a decision or the end")

@@ -343,7 +343,7 @@ async def continue_game(
 ) -> GameReport:
     begin = getattr(agent, "begin_game", None)
     if callable(begin):  # a person's screen wants the names and seat before the first move
-        begin(seat, side.ref.spec.names)
+        begin(seat, side.ref.spec.names, side.ref.spec.manifest)
     try:
         await _play(conn, me, seat, agent, side, log, on_move)
     except PeerGone as e:

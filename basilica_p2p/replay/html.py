@@ -221,7 +221,7 @@ def build_viewer_data(path: Path, manifests: dict[str, Manifest] | None = None) 
                 board = boards.pop(0) if boards else g  # the last scoring has no clean-up (D26)
                 scoring.append(_scoring(g.scoring_log[done - 1], done, board))
         steps.append({
-            "step": len(steps), "move": m.action, "words": describe_action(action, names[m.player], observe(before, 0), observe(g, 0), names),
+            "step": len(steps), "move": m.action, "words": describe_action(action, m.player, observe(before, 0), observe(g, 0), names),
             "turn": m.turn, "player": m.player + 1, "active": before.active + 1,
             "action": None if kind == "jester" else before.actions + 1, "decision": kind,
             "events": [e.detail for e in events if e.kind != "scoring"], "scoring": scoring,

@@ -9,7 +9,8 @@ Tab completes an action; part of one (V2:) lists what it could be.
   board          draw the board again
   log            every move of this game, in words
   score          the breakdown of the last scoring
-  rules [TOPIC]  how an order works (rules move); also rules vault, rules scoring
+  rules [TOPIC]  how something works: rules move, rules vault, rules scoring,
+                 rules ranks, rules paid, rules jester (rules alone lists all)
   help           this text
   quit           leave the game (asks first: leaving is a forfeit)"""
 
@@ -18,7 +19,7 @@ Notation:  V2:b3 vault of V2 onto b3     V* redeal when no vault fits
            B:b3 builder on the vault just placed
            O1:c2 order of O1 on c2       O1:c2-c3 MOVE     O1:c2=M PROMOTE
            d4 second scaffolding/altar   c2-c3 the CONFUSE move
-           $ pay (CONFUSE)   $c4 paid RECRUIT   $c4=S paid PROMOTE   pass decline
+           $ pay (CONFUSE)  $c4 paid RECRUIT  $c4=S paid PROMOTE  pass decline
            J:c2=G Jester colour          ranks: A Architect, M Master Mason,
                                          S Strongman, J Jester
 Board:     ^ crown  1A builder of player 1 with rank A  * glass  + altar
@@ -46,6 +47,16 @@ RULES = {
              "wild (two-colour) tiles may not touch. A crown moves the pawn; reaching a crown space "
              "starts a scoring. Then you may PLACE BUILDER (B:b3) on it with your next action. If no "
              "vault fits anywhere, V* redeals V1-V3.",
+    "RANKS": "RANKS (given by PROMOTE): A Architect doubles the majority's points in its areas; M Master "
+             "Mason counts 2 for strength; S Strongman wins a tie of strength (two opposing Strongmen cancel); "
+             "J Jester (portal2022) adds a colour of your choice to its tile before each scoring.",
+    "PAID": "PAID ORDERS ($ on an order tile): after the other player's PROMOTE or RECRUIT you may pay them "
+            "one coin to promote one of your builders to another rank ($c4=S) or to put a builder next to one "
+            "of yours ($c4); after their CONFUSE you may pay one coin to choose the move yourself ($). "
+            "'pass' declines. Without a coin you are not asked.",
+    "JESTER": "JESTER (portal2022): before each scoring, each Jester's owner picks one colour its tile lacks "
+              "(J:c2=G, or J:c2=G,d3=R for two). That colour counts for that scoring only. When both players "
+              "own Jesters, both choose in secret and the choices are revealed together.",
     "SCORING": "SCORING: for each colour, connected tiles of that colour form areas. In each area with "
                "builders, the stronger side (a Master Mason counts 2; on a tie a lone Strongman wins) "
                "scores one point per tile, doubled by any Architect, +2 per glass; the other side scores "
@@ -53,7 +64,7 @@ RULES = {
                "last crown space (or the stack running out twice) ends the game; most points wins.",
 }
 
-ALIASES = {"GLASS": "STAINED_GLASS", "STAINED": "STAINED_GLASS", "SCAFFOLD": "SCAFFOLDING",
+ALIASES = {"RANK": "RANKS", "PAY": "PAID", "JESTERS": "JESTER", "GLASS": "STAINED_GLASS", "STAINED": "STAINED_GLASS", "SCAFFOLD": "SCAFFOLDING",
            "VAULTS": "VAULT", "PLACE": "VAULT", "BUILDER": "VAULT", "SCORE": "SCORING"}
 
 

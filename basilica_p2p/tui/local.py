@@ -59,7 +59,7 @@ def play_local(
     path = replay_dir / f"play-{os.urandom(4).hex()}.replay"
     players = identities if seat == 0 else (identities[1], identities[0])
     names = (players[0].name, players[1].name)
-    person.begin_game(seat, names)
+    person.begin_game(seat, names, manifest)
     agents: list[object] = [None, None]
     agents[seat] = person
     agents[1 - seat] = _Thinking(bot, person.console, names[1 - seat])

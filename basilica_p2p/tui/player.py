@@ -21,13 +21,27 @@ from rich.console import Console
 from rich.text import Text
 
 from ..bots.external import BotFailed
-from ..engine import Action, Game, NotationError, Observation, ScoringResult, format_action, observe, parse_action
+from ..engine import (
+    Action,
+    EngineError,
+    Game,
+    Manifest,
+    NotationError,
+    Observation,
+    ScoringResult,
+    determinize,
+    format_action,
+    observe,
+    parse_action,
+)
 from ..describe import describe_action, describe_scoring
 from .help import COMMANDS, NOTATION, rules_text
 from .screen import WIDTH_COLS, board_lines, decision_line
 
 SCREEN_LINES = 24
 RECENT = 4  # moves told again on the screen of our next decision
+DETAIL = "detail"  # log lines left out of that recap (a scoring's areas, the clean-up)
+COMMAND_WORDS = ("help", "list", "board", "log", "score", "rules", "quit")
 
 
 class Resign(BotFailed):
@@ -79,6 +93,7 @@ class TerminalPlayer:
         console: Console | None = None,
         inp: TextIO | None = None,
         clear: bool | None = None,
+        manifest: Manifest | None = None,
     ) -> None:
         self.name = name
         self.console = console or Console(highlight=False, width=min(WIDTH_COLS, _terminal_width()))
@@ -88,16 +103,21 @@ class TerminalPlayer:
         self.names: list[str] = ["player 1", "player 2"]
         self.view: Observation | None = None
         self.log: list[str] = []
+        self._kinds: list[str] = []
         self.scorings: list[ScoringResult] = []
         self._shown = 0  # log lines already on a screen of ours
+        self._waiting = False  # "Waiting for ..." said since our last decision
+        self.manifest = manifest  # to say which rule a refused action breaks
         self._completions: list[str] = []
 
     # --- told by the game loop -----------------------------------------------------
 
-    def begin_game(self, seat: int, names: Sequence[str]) -> None:
+    def begin_game(self, seat: int, names: Sequence[str], manifest: Manifest | None = None) -> None:
         self.seat = seat
+        if manifest is not None:
+            self.manifest = manifest
         self.names = [str(n) for n in names]
-        self.view, self.log, self.scorings, self._shown = None, [], [], 0
+        self.view, self.log, self._kinds, self.scorings, self._shown = None, [], [], [], 0
         self._say(f"You are {self.names[seat]}, player {seat + 1}, against {self.names[1 - seat]}.", "bold")
 
     def notify(self, g: Game, turn: int, who: int, text: str, *_: Any) -> None:
@@ -106,17 +126,22 @@ class TerminalPlayer:
         after = observe(g, seat)
         before = self.view if self.view is not None else _view_before_last(g, seat)
         action = parse_action(text)
-        actor = "You" if who == seat else self.names[who]
-        self._add(describe_action(action, actor, before, after, self.names), "you" if who == seat else "them")
+        self._add(describe_action(action, who, before, after, self.names, reader=seat), "you" if who == seat else "them")
         for k in range(len(self.scorings), len(g.scoring_log)):  # scoring results are public
             result = g.scoring_log[k]
             self.scorings.append(result)
             for i, line in enumerate(describe_scoring(result, k + 1, self.names)):
-                self._add(line, "bold" if i == 0 else "")
+                self._add(line + (" (type 'score' to see it again)" if i == 0 else ""), "bold" if i == 0 else DETAIL)
+            if not after.over:
+                self._add("Clean-up: every builder and rank token goes home, scaffolding is removed, rows 1-2 are "
+                          "discarded and the rest of the cathedral moves down to row 1.", DETAIL)
         if before is not None and after.reshuffles > before.reshuffles:
-            self._add("The stack ran out: the discard pile was shuffled into a new stack (D11).", "")
+            self._add("The stack ran out: the discard pile was shuffled into a new stack.", "")
         if after.over:
             self._add(self._result_line(after), "bold")
+        elif after.pending is not None and after.pending.player != seat and not self._waiting:
+            self._waiting = True
+            self._say(f"Waiting for {self.names[after.pending.player]}...", "dim")
         self.view = after
 
     # --- asked by the game loop ----------------------------------------------------
@@ -125,6 +150,7 @@ class TerminalPlayer:
         if self.seat is None:
             self.seat = obs.player
         self.view = obs
+        self._waiting = False
         texts = [format_action(a) for a in legal]
         self._completions = texts
         self._draw(obs, texts)
@@ -169,6 +195,11 @@ class TerminalPlayer:
                     return legal[n - 1]
                 self._say(f"there is no action {n}: choose 1 to {len(legal)} ('list' shows them)", "red")
                 continue
+            if text.isalpha() and text.lower() not in ("pass", "none"):
+                near = difflib.get_close_matches(cmd, COMMAND_WORDS, n=1)
+                self._say(f"unknown command {text!r}" + (f"; did you mean {near[0]}?" if near else "")
+                          + " ('help' lists the commands and the notation)", "red")
+                continue
             chosen = self._match(text, legal, texts)
             if chosen is not None:
                 return chosen
@@ -180,13 +211,14 @@ class TerminalPlayer:
             self.console.clear()
         lines = board_lines(obs, self.names)
         # On a cleared screen the latest moves are told again; otherwise they are just above.
-        recent = self.log[max(self._shown, len(self.log) - RECENT):] if self.clear else []
+        fresh = [e for e, kind in zip(self.log[self._shown:], self._kinds[self._shown:]) if kind != DETAIL]
+        recent = [wrapped for e in fresh[-RECENT:] for wrapped in _wrap(e)] if self.clear else []
         self._shown = len(self.log)
         for line in lines:
             self.console.print(line, overflow="crop", no_wrap=True)
         for entry in recent:
-            self.console.print(Text(entry[:WIDTH_COLS]), overflow="crop", no_wrap=True)
-        self.console.print(decision_line(obs, self.names), overflow="crop", no_wrap=True)
+            self.console.print(Text(entry), overflow="crop", no_wrap=True)
+        self.console.print(decision_line(obs, self.names), overflow="fold")
         room = SCREEN_LINES - len(lines) - len(recent) - 2
         self._list(texts, full=False, room=max(2, room))
 
@@ -205,14 +237,16 @@ class TerminalPlayer:
         for t in texts:
             head, sep, tail = t.partition(":")
             groups.setdefault(head + sep if sep else "", []).append(tail if sep else t)
-        shown = 0
-        for head, tails in groups.items():
-            if shown == room - 1:
-                break
-            line = (f"{head} " if head else "") + " ".join(tails)
-            self.console.print(line if len(line) < WIDTH_COLS else line[:WIDTH_COLS - 4] + " ...")
-            shown += 1
-        self.console.print(Text(f"{len(texts)} legal actions: type one, or 'list' to number them", style="dim"))
+        for head, tails in groups.items():  # every group, however long: no action may go unseen
+            line = (f"{head} " if head else "")
+            for i, tail in enumerate(tails):
+                more = f"+{len(tails) - i} more"
+                if len(line) + len(tail) + 1 + (len(more) + 1 if i < len(tails) - 1 else 0) > WIDTH_COLS - 1:
+                    line += more
+                    break
+                line += tail + " "
+            self.console.print(line.rstrip())
+        self.console.print(Text(f"{len(texts)} legal actions: type one, or 'list' to number them all", style="dim"))
 
     def _score(self, obs: Observation) -> None:
         if not self.scorings:
@@ -237,19 +271,39 @@ class TerminalPlayer:
             return action
         starts = [t for t in texts if t.startswith(candidate)]
         near = starts or difflib.get_close_matches(candidate, texts, n=6, cutoff=0.5)
-        self._say(f"{candidate} is not legal now" + (f"; legal ones like it: {', '.join(near[:12])}" if near
-                                                         else "; 'list' shows what is"), "red")
+        why = self._why_illegal(action)
+        self._say(f"{candidate} is not legal now" + (f": {why}" if why else "")
+                  + (f". Legal ones like it: {', '.join(near[:12])}" if near else ". 'list' shows what is"), "red")
         return None
+
+    def _why_illegal(self, action: Action) -> str:
+        """The rule an action breaks, from a game sampled from our view (legality never
+        depends on what is hidden), so the reason is the engine's own."""
+        if self.manifest is None or self.view is None:
+            return ""
+        import random
+
+        rng = random.Random(0)
+        try:
+            g = determinize(self.view, self.manifest, lambda xs: rng.sample(xs, len(xs)), bytes(32))
+            g.apply(action)
+        except EngineError as e:
+            return str(e)
+        except Exception:  # only the explanation is at stake
+            return ""
+        return ""
 
     # --- text in and out ---------------------------------------------------------------
 
     def _say(self, text: str, style: str = "") -> None:
-        self.console.print(Text(text, style=style))
+        for line in text.splitlines() or [""]:
+            for part in _wrap(line):
+                self.console.print(Text(part, style=style), overflow="fold")
 
     def _add(self, entry: str, kind: str) -> None:
         self.log.append(entry)
-        self.console.print(Text(entry, style={"them": "bold", "you": "dim"}.get(kind, kind)),
-                           overflow="fold")
+        self._kinds.append(kind)
+        self._say(entry, {"them": "bold", "you": "dim", DETAIL: ""}.get(kind, kind))
 
     def _result_line(self, obs: Observation) -> str:
         a, b = obs.scores
@@ -266,6 +320,7 @@ class TerminalPlayer:
             self.console.print(line.rstrip("\n"), markup=False, highlight=False)  # a transcript reads like a session
             return line if line else None
         _enable_completion(self)
+        _forget_typed_ahead()  # keys pressed while waiting were for a screen not yet shown
         try:
             return input(prompt)
         except EOFError:
@@ -276,7 +331,7 @@ class TerminalPlayer:
 
     def complete(self, text: str, state: int) -> str | None:
         """readline's completer: the legal actions and commands that start with ``text``."""
-        words = self._completions + ["help", "list", "board", "log", "score", "rules", "quit"]
+        words = self._completions + list(COMMAND_WORDS)
         matches = [w for w in words if w.startswith(text)]
         return matches[state] if state < len(matches) else None
 
@@ -291,6 +346,24 @@ def _view_before_last(g: Game, seat: int) -> Observation | None:
     except Exception:  # only a nicer sentence is at stake
         return None
     return observe(again, seat)
+
+
+def _wrap(line: str) -> list[str]:
+    """At most 80 columns, continuation lines indented under the text."""
+    import textwrap
+
+    indent = " " * (len(line) - len(line.lstrip(" ")) + 4)
+    return textwrap.wrap(line, WIDTH_COLS - 1, subsequent_indent=indent, break_on_hyphens=False) or [""]
+
+
+def _forget_typed_ahead() -> None:
+    try:
+        import termios
+
+        if sys.stdin.isatty():
+            termios.tcflush(sys.stdin, termios.TCIFLUSH)
+    except (ImportError, OSError, ValueError):
+        pass  # not a terminal, or not POSIX: nothing to forget
 
 
 def _terminal_width() -> int:

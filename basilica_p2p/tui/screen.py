@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from rich.text import Text
 
 from ..engine import Observation, describe_pending
+from ..engine.game import CONFUSE_MOVE, CONFUSE_PAY, JESTER_COLORS, PAID
 from ..engine.cells import COLUMNS, WIDTH
 from ..engine.components import COLOR_LETTER, RANK_LETTER, colors_of
 from ..engine.observation import OrderFace, VaultFace
@@ -178,13 +179,38 @@ def status_line(obs: Observation, names: Sequence[str]) -> Text:
     return t
 
 
+def pending_words(obs: Observation, names: Sequence[str]) -> str:
+    """What is being decided, said to the player whose screen this is."""
+    pend = obs.pending
+    assert pend is not None
+    mine = pend.player == obs.player
+    active = "you" if obs.active == obs.player else names[obs.active]
+    order = pend.order.value.replace("_", " ") if pend.order is not None else "order"
+    if pend.kind == PAID:
+        return (f"pay one coin to {active} for the paid {order}? (pass, or $cell"
+                + ("=rank" if order == "PROMOTE" else "") + ")")
+    if pend.kind == CONFUSE_PAY:
+        return f"pay one coin to {active} to choose the CONFUSE move yourself? ($ or pass)"
+    if pend.kind == CONFUSE_MOVE:
+        if pend.paid:  # the opponent of the player on turn paid: it moves one of its own builders
+            return "which of your builders the CONFUSE moves, and where (c2-c3)" if mine else \
+                f"which of {names[pend.player]}'s builders the CONFUSE moves, and where"
+        victim = "your" if obs.player != pend.player else f"{names[1 - pend.player]}'s"
+        return f"which of {victim} builders the CONFUSE moves, and where (c2-c3)" if mine else \
+            "which of your builders the CONFUSE moves, and where"
+    if pend.kind == JESTER_COLORS:
+        return ("the extra colour of each of your Jesters for this scoring (J:cell=colour)" if mine
+                else "the extra colour of each of their Jesters")
+    return describe_pending(pend)
+
+
 def decision_line(obs: Observation, names: Sequence[str]) -> Text:
     if obs.over or obs.pending is None:
         return Text("")
     p = obs.pending.player
     who = "You" if p == obs.player else names[p]
     t = Text(f"{who} to decide: ", style="bold")
-    t.append(describe_pending(obs.pending))
+    t.append(pending_words(obs, names))
     return t
 
 
