@@ -56,7 +56,7 @@ def make_bot(spec: str, manifest: Manifest, seed: int) -> Bot:
             raise BotSpecError(str(e)) from None
     if ":" in text:
         return _load_bot(text, manifest, seed)
-    raise BotSpecError(f"unknown bot {spec!r} (known: random, greedy, mcts, or module:Class)")
+    raise BotSpecError(f"unknown bot {spec!r} (known: random, greedy, mcts, module:Class or cmd:PROGRAM)")
 
 
 def _load_bot(spec: str, manifest: Manifest, seed: int) -> Bot:

@@ -156,12 +156,12 @@ def market_lines(obs: Observation) -> list[Text]:
     return lines
 
 
-def player_lines(obs: Observation, names: Sequence[str]) -> list[Text]:
+def player_lines(obs: Observation, names: Sequence[str], you: bool = True) -> list[Text]:
     out = []
     for p in (0, 1):
         t = Text(f"P{p + 1} ")
         t.append(f"{names[p][:16]:<16}", style=PLAYER_STYLE[p])
-        t.append(" (you)" if p == obs.player else "      ")
+        t.append(" (you)" if you and p == obs.player else "      ")
         t.append(f"  score {obs.scores[p]:>3}  coins {obs.coins[p]}  builders {obs.supply[p]}  "
                  f"rank tokens {obs.tokens[p]}")
         out.append(t)
@@ -228,10 +228,11 @@ def side_by_side(left: list[Text], right: list[Text], left_width: int = LEFT + 1
     return out
 
 
-def board_lines(obs: Observation, names: Sequence[str], max_rows: int = 10) -> list[Text]:
-    """Status, cathedral beside the market, the track and the two players."""
+def board_lines(obs: Observation, names: Sequence[str], max_rows: int = 10, you: bool = True) -> list[Text]:
+    """Status, cathedral beside the market, the track and the two players
+    (``you=False`` for a spectator: the public facts are the same in either view)."""
     lines = [status_line(obs, names)]
     lines.extend(side_by_side(cathedral_lines(obs, max_rows), market_lines(obs)))
     lines.append(track_text(obs, "queen" if obs.ruleset == "portal2022" else "king"))
-    lines.extend(player_lines(obs, names))
+    lines.extend(player_lines(obs, names, you))
     return lines
