@@ -25,7 +25,8 @@ app = typer.Typer(
 )
 rules_app = typer.Typer(help="Work with the rules: score a written cathedral position.", no_args_is_help=True)
 app.add_typer(rules_app, name="rules")
-id_app = typer.Typer(help="Your identity: the Ed25519 key that signs your games.", no_args_is_help=True)
+id_app = typer.Typer(help="Your identity: the Ed25519 key that signs your games, and the name others see "
+                     "(your login name unless you choose one).", no_args_is_help=True)
 app.add_typer(id_app, name="id")
 replay_app = typer.Typer(help="Look into replay files: the game move by move, as JSON, or as a web page.",
                          no_args_is_help=True)
@@ -176,15 +177,19 @@ def match(
 @id_app.command("new")
 def id_new(
     ctx: typer.Context,
-    name: str = typer.Option("player", "--name", help="The name other players see (1-64 characters)."),
+    name: Optional[str] = typer.Option(None, "--name", help="The name other players see (1-64 characters; "
+                                       "default: your login name). Change it later with 'basilica id rename'."),
     force: bool = typer.Option(False, "--force", metavar="", help="Replace an existing identity (its key is lost)."),
 ) -> None:
-    """Make a new Ed25519 key pair; the private key is stored with mode 0600 under --home."""
-    from .identity import IdentityError, create_identity
+    """Make a new Ed25519 key pair; the private key is stored with mode 0600 under --home.
+
+    host, join and play make one on first use, named after your login name.
+    """
+    from .identity import IdentityError, create_identity, default_name
 
     home = home_of(ctx)
     try:
-        ident = create_identity(home, name, force=force)
+        ident = create_identity(home, default_name() if name is None else name, force=force)
     except IdentityError as e:
         raise fail(str(e)) from None
     except OSError as e:
@@ -205,6 +210,28 @@ def id_show(ctx: typer.Context) -> None:
         raise fail(str(e)) from None
     typer.echo(f"name        {ident.name}")
     typer.echo(f"public key  {ident.public.hex()}")
+    typer.echo(f"fingerprint {ident.fingerprint}")
+
+
+@id_app.command("rename")
+def id_rename(
+    ctx: typer.Context,
+    name: str = typer.Argument(..., help="The new name other players see (1-64 characters)."),
+) -> None:
+    """Change the name other players see; the key, and so who you are to them, stays.
+
+    Peers that knew you under the old name meet the new name as a first contact.
+    """
+    from .identity import IdentityError, rename_identity
+
+    home = home_of(ctx)
+    try:
+        old, ident = rename_identity(home, name)
+    except IdentityError as e:
+        raise fail(str(e)) from None
+    except OSError as e:
+        raise fail(f"cannot write under {home}: {e.strerror}") from None
+    typer.echo(f"renamed {old!r} to {ident.name!r}; the key stays")
     typer.echo(f"fingerprint {ident.fingerprint}")
 
 
@@ -404,14 +431,15 @@ def _net_options(
 
 
 def user_identity(home: Path):  # type: ignore[no-untyped-def]
-    """The person's identity under ``home``, made (named 'player') on first use."""
-    from .identity import IdentityError, create_identity, load_identity
+    """The person's identity under ``home``, made on first use (named after the login name)."""
+    from .identity import IdentityError, create_identity, default_name, load_identity
 
     try:
         return load_identity(home)
     except IdentityError:
-        me = create_identity(home, "player")
-        typer.echo(f"made a new identity 'player' in {home} (see 'basilica id')", err=True)
+        me = create_identity(home, default_name())
+        typer.echo(f"made a new identity {me.name!r} in {home}; other players see this name "
+                   "(change it with 'basilica id rename NAME')", err=True)
         return me
 
 
@@ -434,7 +462,11 @@ def _report_games(reports, me_name: str) -> None:  # type: ignore[no-untyped-def
     for i, r in enumerate(reports, start=1):
         o = r.outcome
         if o.end == "forfeit":
-            what = "we won by forfeit" if o.winner == r.seat else "we forfeited"
+            from .net.session import printable
+
+            loser = me_name if o.winner != r.seat else r.peer
+            why = f" ({printable(loser, 64)}: {printable(o.reason, 200)})" if o.reason else ""
+            what = ("we won by forfeit" if o.winner == r.seat else "we forfeited") + why
         elif o.winner is None:
             what = "shared victory"
         else:
@@ -443,18 +475,88 @@ def _report_games(reports, me_name: str) -> None:  # type: ignore[no-untyped-def
                    f"{o.moves} moves ({o.end}); replay {r.replay}")
 
 
-def _run_peer(coro_fn, config, where: str = "") -> None:  # type: ignore[no-untyped-def]
+def _leaf_errors(e: BaseException) -> list[BaseException]:
+    if isinstance(e, BaseExceptionGroup):
+        return [leaf for sub in e.exceptions for leaf in _leaf_errors(sub)]
+    return [e]
+
+
+def _terminal_state():  # type: ignore[no-untyped-def]
+    """The terminal's settings, if standard input is one (POSIX), to put back after Ctrl-C."""
+    try:
+        import termios
+
+        return termios.tcgetattr(sys.stdin.fileno()) if sys.stdin.isatty() else None
+    except (ImportError, OSError, ValueError, AttributeError):
+        return None
+
+
+def _restore_terminal(state) -> None:  # type: ignore[no-untyped-def]
+    if state is None:
+        return
+    try:
+        import termios
+
+        termios.tcsetattr(sys.stdin.fileno(), termios.TCSANOW, state)
+    except (ImportError, OSError, ValueError, AttributeError):
+        pass
+
+
+def _run_trio(fn, replay):  # type: ignore[no-untyped-def]
+    """``trio.run(fn)``; an error that trio's nurseries wrapped in an exception group comes
+    out as itself, and Ctrl-C (status 130) says how to go on with the game: ``replay()`` is
+    the replay of the unfinished game, if there is one."""
     import trio
 
+    terminal = _terminal_state()
+    try:
+        return trio.run(fn)
+    except BaseException as e:
+        leaves = _leaf_errors(e)
+        if any(isinstance(x, KeyboardInterrupt) for x in leaves):
+            _restore_terminal(terminal)  # a prompt left waiting (readline: no echo) must not keep the terminal
+            path = replay()
+            if path is not None:
+                message = (f"interrupted: the game is not finished; both sides can go on with 'basilica resume "
+                           f"REPLAY' (this side: basilica resume {path})")
+            else:
+                message = "interrupted: no game was under way"
+            typer.echo(("\n" if sys.stderr.isatty() else "") + message, err=True)
+            raise typer.Exit(130) from None
+        if len(leaves) == 1 and leaves[0] is not e:
+            raise leaves[0] from None
+        raise
+
+
+def _run_peer(coro_fn, config, where: str = "", hint=None) -> None:  # type: ignore[no-untyped-def]
+    """Run host or join; ``hint(error)`` says what to check after a network error."""
     from .net.session import SessionError
 
     try:
-        reports = trio.run(coro_fn)
+        reports = _run_trio(coro_fn, lambda: config.current)
     except SessionError as e:
         raise fail(str(e), code=1) from None
     except OSError as e:
-        raise fail(f"network{where}: {e.strerror or e} (is the host running and reachable?)", code=1) from None
+        advice = hint(e) if hint is not None else "is the host running and reachable?"
+        raise fail(f"network{where}: {e.strerror or e} ({advice})", code=1) from None
     _report_games(reports, config.me.name)
+
+
+def _host_hint(bind: str, port: int):  # type: ignore[no-untyped-def]
+    """What to check when the host cannot listen (not the joiner's advice)."""
+    import errno
+    import socket
+
+    def hint(e: OSError) -> str:
+        if e.errno == errno.EADDRINUSE:
+            return f"is another program, or another host, using port {port}? try another --port, or --port 0"
+        if e.errno == errno.EACCES:
+            return f"port {port} needs privileges here; try a port above 1023, or --port 0"
+        if e.errno in (errno.EADDRNOTAVAIL, errno.EAFNOSUPPORT) or isinstance(e, socket.gaierror):
+            return f"is {bind} an address of this machine? 0.0.0.0 listens on every interface"
+        return "cannot listen, or the connection failed"
+
+    return hint
 
 
 NET_HELP = {
@@ -503,7 +605,11 @@ def host_cmd(
     frame_timeout: float = OPT_FRAME,
     move_time: Optional[float] = OPT_MOVE,
 ) -> None:
-    """Wait for a peer to join, then play. Prints the address and port it listens on."""
+    """Wait for a peer to join, then play. Prints the address and port it listens on.
+
+    Without --bot you play under your identity, made on first use and named after your login name.
+    'basilica id rename NAME' changes the name the other player sees.
+    """
     from .net import peer as net_peer
 
     config = _net_options(bot, ruleset, festum, festum_removal, manifest, replay_dir, handshake_timeout,
@@ -518,7 +624,7 @@ def host_cmd(
                        "on this machine)", err=True)
         sys.stdout.flush()
 
-    _run_peer(lambda: net_peer.host(bind, port, config, ready), config, f" ({bind}:{port})")
+    _run_peer(lambda: net_peer.host(bind, port, config, ready), config, f" ({bind}:{port})", _host_hint(bind, port))
 
 
 @app.command("join")
@@ -537,7 +643,11 @@ def join_cmd(
     frame_timeout: float = OPT_FRAME,
     move_time: Optional[float] = OPT_MOVE,
 ) -> None:
-    """Connect to a host and play as many games as the host starts."""
+    """Connect to a host and play as many games as the host starts.
+
+    Without --bot you play under your identity, made on first use and named after your login name.
+    'basilica id rename NAME' changes the name the other player sees.
+    """
     from .net import peer as net_peer
 
     host_part, sep, port_part = address.rpartition(":")
@@ -559,19 +669,21 @@ def tournament_cmd(
     ruleset: Ruleset = typer.Option(Ruleset.PORTAL2022.value, "--ruleset", case_sensitive=False,
                                     help="classic (2010) or portal2022."),
     festum: bool = typer.Option(False, "--festum", metavar="", help="Play with the festum expansion."),
-    out: Optional[Path] = typer.Option(None, "--out", help="Folder for tournament.json and standings.csv "
-                                       "(default: tournament-SEED)."),
+    out: Optional[Path] = typer.Option(None, "--out", help="Folder for tournament.json and standings.csv; "
+                                       "results already there are replaced (default: tournament-SEED, or "
+                                       "tournament-SEED-2, -3, ... if that holds an earlier run)."),
 ) -> None:
-    """A round robin between bots in parallel worker processes: wins, draws, losses and Elo with 95% intervals.
+    """A round robin between bots in worker processes: wins, draws, losses, forfeits, Elo with 95% intervals.
 
     The same arguments give the same results, whatever --jobs is.
+    Without --out a rerun never overwrites an earlier one: it goes to the next free folder, named in the last line.
     """
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
     from rich.table import Table
 
     from .bots import BotSpecError, make_bot
     from .engine import Options
-    from .tournament import run_tournament, save, standings
+    from .tournament import OUTPUT_FILES, fresh_folder, run_tournament, save, standings
 
     names = [b.strip() for b in bots.split(",") if b.strip()]
     if len(names) < 2 or len(set(names)) != len(names):
@@ -590,14 +702,20 @@ def tournament_cmd(
                                  on_progress=lambda done, total: bar.update(task, completed=done))
     table_rows = standings(names, results)
     table = Table(title=f"round robin, {games} games per pair, seed {seed!r}", show_edge=False)
-    for col in ("bot", "games", "wins", "draws", "losses", "Elo", "95% interval"):
+    for col in ("bot", "games", "wins", "draws", "losses", "forfeits", "Elo", "95% interval"):
         table.add_column(col, justify="left" if col == "bot" else "right")
     for s in table_rows:
-        table.add_row(s.bot, str(s.games), str(s.wins), str(s.draws), str(s.losses), f"{s.elo:.0f}",
+        table.add_row(s.bot, str(s.games), str(s.wins), str(s.draws), str(s.losses), str(s.forfeits), f"{s.elo:.0f}",
                       f"{s.elo_low:.0f} to {s.elo_high:.0f}")
     console.print(table)
-    json_path, csv_path = save(out or Path(f"tournament-{seed}"), names, games, seed, options, results, table_rows)
-    console.print(f"saved {json_path} and {csv_path}")
+    folder = out if out is not None else fresh_folder(Path(f"tournament-{seed}"))
+    replaced = out is not None and any((out / name).exists() for name in OUTPUT_FILES)
+    try:
+        json_path, csv_path = save(folder, names, games, seed, options, results, table_rows)
+    except OSError as e:
+        raise fail(f"cannot write the results to {folder}: {e.strerror or e}", code=1) from None
+    note = " (replacing the results of an earlier run)" if replaced else ""
+    console.print(f"saved {json_path} and {csv_path}{note}")
 
 
 @app.command("play")
@@ -617,6 +735,7 @@ def play_cmd(
     """Play a game against a bot in this terminal; the game is saved as a verifiable replay.
 
     Type actions in notation (Tab completes) or their number; 'help' lists the commands. Quitting is a forfeit.
+    You play under your identity, made on first use and named after your login name ('basilica id rename NAME').
     """
     from .bots import BotSpecError, make_bot
     from .engine import Options
@@ -727,8 +846,6 @@ def resume_cmd(
     """
     import os as _os
 
-    import trio
-
     from .bots import BotSpecError, make_bot
     from .identity import IdentityError, load_identity, local_identity
     from .tui import TerminalPlayer
@@ -765,9 +882,10 @@ def resume_cmd(
     timeouts = Timeouts(handshake_timeout, ping_interval, idle_timeout, frame_timeout, move_time)
     where = Rendezvous(role == "host", address, port)
     try:
-        report = trio.run(lambda: resume(replay, me, manifests, agent, where, timeouts, window,
-                                         log=lambda m: typer.echo(m, err=True),
-                                         on_move=agent.notify if isinstance(agent, TerminalPlayer) else None))
+        report = _run_trio(lambda: resume(replay, me, manifests, agent, where, timeouts, window,
+                                          log=lambda m: typer.echo(m, err=True),
+                                          on_move=agent.notify if isinstance(agent, TerminalPlayer) else None),
+                           lambda: replay)
     except ReplayError as e:
         raise fail(f"{replay}: {e}", code=1) from None
     except SessionError as e:
@@ -835,11 +953,36 @@ def _is_usage_error(e: Exception) -> bool:
     return getattr(e, "exit_code", None) == 2 and callable(getattr(e, "format_message", None))
 
 
+def _exit_interrupted() -> None:
+    """Exit with status 130 after Ctrl-C.  A person's prompt may still be waiting for a line of
+    standard input in a worker thread (a daemon, abandoned by the game); if that input is a pipe,
+    the thread holds its lock and the normal interpreter shutdown aborts with a fatal error
+    trying to close it.  So, with other threads alive: run the exit hooks (they stop bot
+    programs), flush, and leave without that shutdown."""
+    import atexit
+    import os
+    import threading
+
+    if threading.active_count() <= 1:
+        sys.exit(130)
+    run_hooks = getattr(atexit, "_run_exitfuncs", None)
+    if callable(run_hooks):
+        run_hooks()
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass
+    os._exit(130)
+
+
 def main() -> None:
     """Entry point: usage errors are one line on stderr (status 2), never a box or a traceback."""
     try:
         code = app(prog_name="basilica", standalone_mode=False)
     except typer.Exit as e:
+        if e.exit_code == 130:
+            _exit_interrupted()
         sys.exit(e.exit_code)
     except (typer.Abort, KeyboardInterrupt):
         typer.echo("interrupted", err=True)
@@ -854,6 +997,8 @@ def main() -> None:
         hint = f" (see '{ctx.command_path} --help')" if ctx is not None else ""
         typer.echo(f"error: {message}{hint}", err=True)
         sys.exit(2)
+    if code == 130:  # click returns an Exit's code rather than raising it
+        _exit_interrupted()
     sys.exit(code if isinstance(code, int) else 0)
 
 

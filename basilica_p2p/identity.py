@@ -48,6 +48,21 @@ def fingerprint(public: bytes) -> str:
     return "SHA256:" + base64.b64encode(hashlib.sha256(public).digest()).decode().rstrip("=")
 
 
+def default_name() -> str:
+    """The name a new identity gets unless told otherwise: the login name, in letters,
+    digits and ``_.-`` (anything else becomes ``-``), else ``player``."""
+    import getpass
+    import re
+
+    try:
+        login = getpass.getuser()
+    except Exception:  # no login name (e.g. a container with an unknown uid)
+        login = ""
+    name = re.sub(r"-{2,}", "-", "".join(ch if ch.isalnum() or ch in "_.-" else "-" for ch in login))
+    name = name.strip("-.")[:MAX_NAME].strip("-.")
+    return name or "player"
+
+
 def check_name(name: str) -> str:
     name = name.strip()
     if not name or len(name) > MAX_NAME or not name.isprintable():
@@ -121,6 +136,21 @@ def load_identity(home: Path) -> Identity:
     except (OSError, ValueError, IdentityError):
         pass  # the key is what matters; a damaged name file falls back to a neutral name
     return Identity(name, key)
+
+
+def rename_identity(home: Path, name: str) -> tuple[str, Identity]:
+    """Give the identity under ``home`` a new display name; the key stays.
+
+    Returns the old name and the renamed identity.
+    """
+    name = check_name(name)
+    old = load_identity(home)  # raises if there is no key: there is nothing to rename
+    ident = Identity(name, old.key)
+    path = home / INFO_FILE
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps({"name": name, "public": ident.public.hex()}) + "\n")
+    os.replace(tmp, path)  # never a half-written name file
+    return old.name, ident
 
 
 def local_identity(home: Path, label: str, name: str | None = None) -> Identity:

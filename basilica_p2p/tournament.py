@@ -209,8 +209,25 @@ def save(out: Path, bots: list[str], games: int, seed: str, options: Options, re
     csv_path = out / "standings.csv"
     with open(csv_path, "w", newline="", encoding="utf-8") as f:
         w = csv.writer(f)
-        w.writerow(["bot", "games", "wins", "draws", "losses", "elo", "elo_low", "elo_high"])
+        w.writerow(["bot", "games", "wins", "draws", "losses", "forfeits", "elo", "elo_low", "elo_high"])
         for s in table:
-            w.writerow([s.bot, s.games, s.wins, s.draws, s.losses, f"{s.elo:.1f}", f"{s.elo_low:.1f}",
+            w.writerow([s.bot, s.games, s.wins, s.draws, s.losses, s.forfeits, f"{s.elo:.1f}", f"{s.elo_low:.1f}",
                         f"{s.elo_high:.1f}"])
     return json_path, csv_path
+
+
+OUTPUT_FILES = ("tournament.json", "standings.csv")
+
+
+def fresh_folder(base: Path) -> Path:
+    """``base`` if it holds no tournament yet, else the first free ``base-2``, ``base-3``, ...:
+    a rerun with the default folder never overwrites earlier results."""
+    def taken(p: Path) -> bool:
+        return any((p / name).exists() for name in OUTPUT_FILES)
+
+    if not taken(base):
+        return base
+    n = 2
+    while taken(base.with_name(f"{base.name}-{n}")):
+        n += 1
+    return base.with_name(f"{base.name}-{n}")

@@ -186,3 +186,80 @@ def test_the_real_command_line(tmp_path: Path) -> None:
     missing = _cli("id", "show", home=tmp_path / "nobody")
     assert missing.returncode == 2
     assert "id new" in one_error_line(missing.stderr)
+
+
+# --- the default name and 'id rename' -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("login, expected", [
+    ("alice", "alice"), ("Jane Doe", "Jane-Doe"), ("josé", "josé"), ("a/b\\c d", "a-b-c-d"),
+    ("..dots..", "dots"), ("x" * 80, "x" * 64), ("", "player"), ("  ", "player"), (None, "player"),
+])
+def test_the_default_name_is_the_login_name_made_safe(monkeypatch: pytest.MonkeyPatch, login: str | None,
+                                                       expected: str) -> None:
+    import getpass
+
+    from basilica_p2p.identity import check_name, default_name
+
+    def getuser() -> str:
+        if login is None:
+            raise OSError("no login name")  # what getpass does for an unknown uid
+        return login
+
+    monkeypatch.setattr(getpass, "getuser", getuser)
+    assert default_name() == expected
+    assert check_name(default_name()) == expected
+
+
+def test_first_use_by_a_network_command_takes_the_login_name_and_says_how_to_change_it(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    # join makes the person's identity before it dials; nothing listens on port 1
+    r = run("--home", str(home), "join", "127.0.0.1:1", env={"LOGNAME": "Jane Doe", "USER": "Jane Doe"})
+    assert r.exit_code == 1, r.output
+    assert "made a new identity 'Jane-Doe'" in r.stderr, r.stderr
+    assert "basilica id rename NAME" in r.stderr, r.stderr
+    assert json.loads((home / "identity.json").read_text())["name"] == "Jane-Doe"
+    assert "'player'" not in r.stderr
+
+
+def test_id_new_without_a_name_takes_the_login_name(tmp_path: Path) -> None:
+    r = run("--home", str(tmp_path), "id", "new", env={"LOGNAME": "bob", "USER": "bob"})
+    assert r.exit_code == 0, r.output
+    assert "new identity 'bob'" in r.output
+
+
+def test_id_rename_changes_the_name_and_keeps_the_key(tmp_path: Path) -> None:
+    assert run("--home", str(tmp_path), "id", "new", "--name", "player").exit_code == 0
+    key_before = (tmp_path / "identity.key").read_bytes()
+    fp = field(run("--home", str(tmp_path), "id", "show").output, "fingerprint")
+
+    r = run("--home", str(tmp_path), "id", "rename", "Alice B")
+    assert r.exit_code == 0, r.output
+    assert "renamed 'player' to 'Alice B'" in r.output and fp in r.output
+    shown = run("--home", str(tmp_path), "id", "show").output
+    assert field(shown, "name") == "Alice B"
+    assert field(shown, "fingerprint") == fp
+    assert (tmp_path / "identity.key").read_bytes() == key_before
+    info = json.loads((tmp_path / "identity.json").read_text())
+    assert info == {"name": "Alice B", "public": key_public(tmp_path / "identity.key").hex()}
+    assert not list(tmp_path.glob("*.tmp"))
+
+    for bad in ("", "x" * 65, "a\nb"):
+        refused = run("--home", str(tmp_path), "id", "rename", bad)
+        assert refused.exit_code == 2
+        one_error_line(refused.stderr)
+    assert field(run("--home", str(tmp_path), "id", "show").output, "name") == "Alice B"
+
+
+def test_id_rename_without_an_identity_says_to_make_one(tmp_path: Path) -> None:
+    r = run("--home", str(tmp_path), "id", "rename", "x")
+    assert r.exit_code == 2
+    assert "id new" in one_error_line(r.stderr)
+    assert not (tmp_path / "identity.json").exists()
+
+
+def test_the_help_tells_how_names_are_made_and_changed() -> None:
+    for command in (["id", "--help"], ["host", "--help"], ["join", "--help"]):
+        text = " ".join(run(*command).output.split())
+        assert "login name" in text, (command, text)
+    assert "rename" in run("id", "--help").output

@@ -21,10 +21,11 @@ from basilica_p2p.engine import default_manifest, reconstruct_default
 from basilica_p2p.identity import Identity, fingerprint
 from basilica_p2p.net.peer import PeerConfig
 from basilica_p2p.net.peers import KnownPeers
-from basilica_p2p.net.session import GameReport, PeerGone, Refused, Settings, Timeouts
+from basilica_p2p.net.session import GameReport, PeerGone, PeerRefused, Refused, Settings, Timeouts
+from basilica_p2p.tui import Resign
 from basilica_p2p.replay.verify import verify_file
 
-from net_harness import ALICE, BOB, BOB_IMPOSTOR, FAST, PairResult, host_and_join, ident, settings
+from net_harness import ALICE, BOB, BOB_IMPOSTOR, FAST, Fault, PairResult, host_and_join, ident, settings
 
 pytestmark = pytest.mark.trio
 
@@ -268,3 +269,136 @@ async def test_the_joiner_keeps_its_reports_when_the_host_says_bye(tmp_path: Pat
         assert isinstance(pair.host, list), f"run {i}: host {pair.host!r}"
         assert isinstance(pair.join, list), f"run {i}: the joiner lost its finished game: {pair.join!r}"
         assert len(pair.join) == 1 and verify_file(pair.join[0].replay).ok
+
+
+# --- what each side is told when a game does not end on the board --------------------------------------------
+
+
+def with_resume(cfg: PeerConfig, role: str) -> PeerConfig:
+    """As the CLI does: a sidecar next to each replay, so that the game could be resumed."""
+    cfg.resume_info = {"role": role, "identity": "user", "address": "127.0.0.1", "port": 0}
+    return cfg
+
+
+async def test_a_refused_joiner_is_told_it_was_refused_and_why_not_to_resume(tmp_path: Path) -> None:
+    """The host knows "bob" with another key and refuses.  Player 2 (the joiner) records the game
+    before it sends its hello, so it held a replay when the refusal came: it must not be told to
+    resume (that would end in a forfeit claimed against a host that never played), and it must
+    keep no replay of a game that never began."""
+    s = settings()
+    home_h = tmp_path / "home-h"
+    KnownPeers(home_h).trust("bob", BOB.public)
+    pair = await host_and_join(with_resume(config(ALICE, s, tmp_path / "h", home=home_h), "host"),
+                               with_resume(config(BOB_IMPOSTOR, s, tmp_path / "j"), "join"))
+    assert isinstance(pair.host, Refused), repr(pair.host)
+    assert isinstance(pair.join, PeerRefused), repr(pair.join)
+    told = str(pair.join)
+    assert "resume" not in told, told
+    assert told.startswith("alice refused to play: "), told
+    assert "'bob'" in told and fingerprint(BOB_IMPOSTOR.public) in told and fingerprint(BOB.public) in told, told
+    assert "peers trust" in told and "id rename" in told, told
+    assert "no game was begun" in told, told
+    assert not [p for p in tmp_path.rglob("*") if p.is_file() and "replay" in p.name], \
+        sorted(map(str, tmp_path.rglob("*")))
+
+
+async def test_a_dropped_connection_still_gets_the_resume_hint(tmp_path: Path) -> None:
+    """The counterpart: a connection that breaks mid-game is no refusal; both sides are told how to go on."""
+    s = settings()
+    pair = await host_and_join(with_resume(config(ALICE, s, tmp_path / "h"), "host"),
+                               with_resume(config(BOB, s, tmp_path / "j", seed=3), "join"),
+                               fault=Fault(direction=1, drop_after=3000))
+    for side, error in (("h", pair.host), ("j", pair.join)):
+        assert isinstance(error, PeerGone) and not isinstance(error, PeerRefused), repr(error)
+        (replay,) = (tmp_path / side).glob("*.replay")
+        assert f"to go on, run 'basilica resume {replay}' on both sides" in str(error), str(error)
+
+
+class QuitsAtOnce:
+    """A person who types quit at the first prompt."""
+
+    name = "bob"
+
+    def choose(self, obs, legal):  # type: ignore[no-untyped-def]
+        raise Resign("bob", obs.player)
+
+
+def report_lines(reports_: list[GameReport], me: str, capsys: pytest.CaptureFixture[str]) -> str:
+    from basilica_p2p.cli import _report_games
+
+    _report_games(reports_, me)
+    return capsys.readouterr().out
+
+
+async def test_the_winner_is_told_why_the_other_side_forfeited(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    s = settings()
+    quitter = config(BOB, s, tmp_path / "j")
+    quitter.agent_for = lambda k: QuitsAtOnce()  # type: ignore[assignment]
+    pair = await host_and_join(config(ALICE, s, tmp_path / "h"), quitter)
+    (h,), (j,) = reports(pair.host), reports(pair.join)
+    assert h.outcome.end == "forfeit" and h.outcome.winner == h.seat
+    won = report_lines([h], "alice", capsys)
+    assert "we won by forfeit (bob: quit at the prompt)" in won, won
+    lost = report_lines([j], "bob", capsys)
+    assert "we forfeited (bob: quit at the prompt)" in lost, lost
+
+
+async def test_a_cmd_bot_is_named_by_its_file_name_to_the_peer(tmp_path: Path) -> None:
+    """A cmd: bot that crashes: the signed reason the peer records names the program, not our folders."""
+    from basilica_p2p.bots import close_bot, make_bot
+
+    secret = tmp_path / "my-private-folder"
+    secret.mkdir()
+    script = secret / "crashbot.sh"
+    script.write_text("exit 3\n")
+    s = settings()
+    bots = []
+
+    def crashing(k: int):  # type: ignore[no-untyped-def]
+        bots.append(make_bot(f"cmd:sh {script}", s.manifest, k))
+        return bots[-1]
+
+    failing = config(BOB, s, tmp_path / "j")
+    failing.agent_for = crashing  # type: ignore[assignment]
+    try:
+        pair = await host_and_join(config(ALICE, s, tmp_path / "h"), failing)
+    finally:
+        for b in bots:
+            close_bot(b)
+    (h,), (j,) = reports(pair.host), reports(pair.join)
+    for r in (h, j):
+        v = verify_file(r.replay)
+        assert v.ok and v.outcome is not None and v.outcome.end == "forfeit", v.line()
+        reason = v.outcome.reason
+        assert reason.startswith("bot cmd:crashbot.sh (player "), reason
+        assert "crashed with exit code 3" in reason, reason
+        assert "my-private-folder" not in r.replay.read_bytes().decode("latin-1"), reason
+
+
+async def test_records_and_the_sidecar_are_written_out_of_reach_of_ctrl_c(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Ctrl-C is delivered by trio at once in unprotected code, even in the middle of a write: every
+    record and the sidecar are written with KeyboardInterrupt held back to the next checkpoint."""
+    import trio
+
+    from basilica_p2p.net import session
+
+    seen: list[tuple[str, bool]] = []
+
+    class Writer:
+        path = tmp_path / "game.replay"
+
+        def append(self, raw: bytes, sync: bool = True) -> None:
+            seen.append(("record", trio.lowlevel.currently_ki_protected()))
+
+    monkeypatch.setattr(session, "write_private_json",
+                        lambda path, data: seen.append(("sidecar", trio.lowlevel.currently_ki_protected())))
+    side = session._Side(ref=None, writer=Writer(), sidecar=tmp_path / ".game.replay.session")  # type: ignore[arg-type]
+    assert not trio.lowlevel.currently_ki_protected()
+    session._record(side, b"x", sync=False)
+    side.save()
+    assert seen == [("record", True), ("sidecar", True)]
+    assert side.records == [b"x"]

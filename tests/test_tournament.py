@@ -72,3 +72,44 @@ def test_tournament_cli_writes_json_and_csv(tmp_path: Path) -> None:
 def test_tournament_cli_refuses_bad_bot_lists(bots: str) -> None:
     r = runner.invoke(app, ["tournament", "--bots", bots])
     assert r.exit_code == 2 and "Traceback" not in r.output
+
+
+CRASHER = "cmd:sh -c 'exit 3'"  # a bot program that dies at once: every game of it is a forfeit
+
+
+def test_the_table_and_standings_csv_count_forfeits(tmp_path: Path) -> None:
+    r = runner.invoke(app, ["tournament", "--bots", f"random,{CRASHER}", "--games", "2", "--jobs", "1",
+                            "--out", str(tmp_path)])
+    assert r.exit_code == 0, r.output
+    def cells(line: str) -> list[str]:
+        return [c.strip() for c in line.replace("┃", "│").split("│") if c.strip()]
+
+    header = next(line for line in r.stdout.splitlines() if "Elo" in line)
+    assert cells(header)[:6] == ["bot", "games", "wins", "draws", "losses", "forfeits"], header
+    rows = {row["bot"]: row for row in csv.DictReader((tmp_path / "standings.csv").open())}
+    assert list(next(iter(rows.values())))[:6] == ["bot", "games", "wins", "draws", "losses", "forfeits"]
+    assert rows[CRASHER]["forfeits"] == "2" and rows["random"]["forfeits"] == "0"
+    data = json.loads((tmp_path / "tournament.json").read_text())
+    assert data["forfeits"] == 2
+    assert {s["bot"]: s["forfeits"] for s in data["standings"]} == {CRASHER: 2, "random": 0}
+    crasher_line = next(line for line in r.stdout.splitlines() if line.strip().startswith("cmd:"))
+    assert cells(crasher_line)[1:6] == ["2", "0", "0", "2", "2"], crasher_line  # games wins draws losses forfeits
+
+
+def test_a_rerun_never_overwrites_the_default_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    args = ["tournament", "--bots", "random,greedy", "--games", "1", "--jobs", "1", "--seed", "s"]
+    first = runner.invoke(app, args)
+    assert first.exit_code == 0, first.output
+    assert "saved tournament-s/tournament.json" in first.stdout and "replacing" not in first.stdout
+    marker = (tmp_path / "tournament-s" / "tournament.json").read_text()
+    second = runner.invoke(app, args)
+    assert second.exit_code == 0, second.output
+    assert "saved tournament-s-2/tournament.json and tournament-s-2/standings.csv" in second.stdout, second.stdout
+    assert (tmp_path / "tournament-s" / "tournament.json").read_text() == marker
+    third = runner.invoke(app, args)
+    assert "saved tournament-s-3/" in third.stdout, third.stdout
+    # an --out folder is the user's choice: replaced, and the output line says so
+    again = runner.invoke(app, [*args, "--out", "tournament-s"])
+    assert again.exit_code == 0, again.output
+    assert "saved tournament-s/tournament.json" in again.stdout and "replacing" in again.stdout, again.stdout

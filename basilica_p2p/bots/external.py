@@ -82,8 +82,33 @@ def _show(text: object, limit: int = 60) -> str:
     return "'" + _cut(s, limit) + "'"
 
 
-def bot_label(bot: object) -> str:
-    return str(getattr(bot, "spec", None) or getattr(bot, "name", None) or type(bot).__name__)
+def bot_label(bot: object, public: bool = False) -> str:
+    """How a failure names the bot: its spec (``greedy``, ``cmd:./bots/mine --fast``).
+
+    With ``public`` (what a network peer is told), a ``cmd:`` bot is named by its
+    program's file name only, ``cmd:mine``: the local path stays private.  For an
+    interpreter (``cmd:python3 /home/me/bot.py``) that is the script's name.
+    """
+    label = str(getattr(bot, "spec", None) or getattr(bot, "name", None) or type(bot).__name__)
+    if not public or not label.startswith("cmd:"):
+        return label
+    argv = [str(a) for a in (getattr(bot, "argv", None) or [])]
+    if not argv:
+        try:
+            argv = shlex.split(label[4:])
+        except ValueError:
+            argv = label[4:].split()
+    interpreters = {"python", "pypy", "node", "ruby", "perl", "sh", "bash", "dash", "zsh", "java", "php", "lua",
+                    "rscript", "julia", "deno", "bun", "env"}
+    program = ""
+    for word in argv:
+        name = os.path.basename(word.replace("\\", "/").rstrip("/"))
+        if not name or (program and word.startswith("-")):
+            continue  # an interpreter's option
+        program = name
+        if name.lower().removesuffix(".exe").rstrip("0123456789.w") not in interpreters:
+            break  # the program itself, or the script an interpreter runs
+    return "cmd:" + ("".join(ch for ch in program if ch.isprintable())[:40] or "bot")
 
 
 def checked_choose(bot: Any, obs: Observation, legal: Sequence[Action], label: str | None = None) -> Action:

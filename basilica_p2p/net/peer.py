@@ -44,6 +44,7 @@ class PeerConfig:
     on_game: Callable[[GameReport], None] | None = None
     resume_info: dict[str, object] | None = None  # how to reconnect; None: no sidecar, no resume
     round_trips: list[float] | None = None  # if given, action round trips are added here
+    current: Path | None = None  # the replay of the game under way (None between games): for Ctrl-C
 
 
 async def play_games(stream: trio.abc.Stream, hosting: bool, config: PeerConfig) -> list[GameReport]:
@@ -57,10 +58,14 @@ async def play_games(stream: trio.abc.Stream, hosting: bool, config: PeerConfig)
                 await conn.framed.send_control("bye")
                 return
             seat = k % 2 if hosting else 1 - k % 2
+
+            def started(path: Path) -> None:
+                config.current = path
+
             try:
                 report = await play_one_game(conn, config.me, seat, config.settings, config.agent_for(k),
                                              config.replay_dir, config.peers, config.log, config.on_move,
-                                             config.resume_info)
+                                             config.resume_info, on_start=started)
             except (PeerBye, NoGameStarted, BadHello) as e:
                 # After the host's last game its goodbye can cross our next hello and the
                 # connection may even be reset: if no game was begun, the session is simply over.
@@ -70,6 +75,7 @@ async def play_games(stream: trio.abc.Stream, hosting: bool, config: PeerConfig)
                     raise  # bytes that are not a hello: say so
                 text = "the peer left before the game began" if isinstance(e, PeerBye) else str(e)
                 raise PeerGone(text) from None
+            config.current = None
             reports.append(report)
             if config.on_game is not None:
                 config.on_game(report)

@@ -27,6 +27,7 @@ from .session import (
     PeerGone,
     Timeouts,
     _Side,
+    _record,
     continue_game,
     resume_exchange,
     side_from_replay,
@@ -49,8 +50,7 @@ def forfeit_by_absence(me: Identity, side: _Side, seat: int, window: float) -> N
     reason = f"did not come back within {window:g} s"
     env = seal(me.key, ref.spec.game, ref.seq, ref.prev, "forfeit", {"loser": 2 - seat, "reason": reason})
     ref.feed(env)
-    side.writer.append(env.raw)
-    side.records.append(env.raw)
+    _record(side, env.raw)
 
 
 async def _meet(where: Rendezvous, window: float) -> trio.SocketStream | None:

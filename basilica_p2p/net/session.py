@@ -20,9 +20,9 @@ from typing import Any, Protocol, TypeVar
 import trio
 
 from .. import __version__
-from ..bots.external import NETWORK_SHARE, BotFailed, checked_choose
+from ..bots.external import NETWORK_SHARE, BotFailed, bot_label, checked_choose
 from ..engine import Action, Game, Manifest, Observation, Options, format_action, observe
-from ..identity import Identity
+from ..identity import Identity, fingerprint
 from ..referee import GENESIS, GameSpec, Outcome, Referee
 from ..replay.file import Header, ReplayWriter, sync_directory
 from ..wire import (
@@ -81,7 +81,15 @@ class PeerGone(SessionError):
 
 
 class PeerRefused(PeerGone):
-    """The peer stopped with an explanation (an error notice): a real peer, a real reason."""
+    """The peer stopped with an explanation (an error notice): a real peer, a real reason.
+
+    ``reason`` is the peer's own words (made printable).  No resume hint goes with
+    it: a peer that refused or stopped on purpose does not come back.
+    """
+
+    def __init__(self, message: str, reason: str = "") -> None:
+        super().__init__(message)
+        self.reason = reason or message
 
 
 class NoGameStarted(PeerGone):
@@ -119,6 +127,7 @@ class _Side:
     prefetch: _Prefetch | None = None  # our next decision, being chosen while the peer acknowledges
     resent: int = 0  # after a resume: how many messages the peer is sending back from its file
 
+    @trio.lowlevel.enable_ki_protection  # never half-written by Ctrl-C (atomic anyway: a rename)
     def save(self) -> None:
         """Write the sidecar durably: called before any envelope that commits to a secret."""
         if self.sidecar is None:
@@ -138,6 +147,23 @@ class _Prefetch:
         self.done = trio.Event()
         self.action: Action | None = None
         self.error: BaseException | None = None
+
+
+@trio.lowlevel.enable_ki_protection
+def _protected(fn: Callable[..., T], *args: Any) -> T:
+    """``fn(*args)`` with Ctrl-C held back until the next checkpoint (trio delivers it
+    there): a record or the sidecar is never left half-written by an interrupt."""
+    return fn(*args)
+
+
+def _record(side: _Side, raw: bytes, sync: bool = True) -> None:
+    """Append one record to the replay and to our list, safe from Ctrl-C."""
+    _protected(_append, side, raw, sync)
+
+
+def _append(side: _Side, raw: bytes, sync: bool) -> None:
+    side.writer.append(raw, sync=sync)
+    side.records.append(raw)
 
 
 def write_private_json(path: Path, data: dict[str, Any]) -> None:
@@ -272,7 +298,8 @@ class Connection:
         if msg["t"] == "ping":
             await self.framed.send_control("pong", n=msg["n"])
         elif msg["t"] == "error":
-            raise PeerRefused(f"the peer stopped the game: {printable(msg['reason'])}")
+            reason = printable(msg["reason"], 500)
+            raise PeerRefused(f"the peer stopped the game: {reason}", reason)
         elif msg["t"] == "bye":
             raise PeerBye("the peer said goodbye")
 
@@ -313,12 +340,14 @@ async def play_one_game(
     log: Callable[[str], None] = lambda s: None,
     on_move: Callable[[Game, int, int, str], None] | None = None,
     resume_info: dict[str, Any] | None = None,
+    on_start: Callable[[Path], None] | None = None,
 ) -> GameReport:
     """Play one whole game on an open connection; ``seat`` 0 is player 1 (speaks first).
 
     With ``resume_info`` (how to reconnect: role, address, identity...), a
     sidecar file next to the replay keeps it and the secrets, so that
-    ``basilica resume`` can finish the game after a crash.
+    ``basilica resume`` can finish the game after a crash.  ``on_start`` is
+    told the replay's path once it exists.
     """
     try:
         side, peer_name = await _handshake(conn, me, seat, settings, replay_dir, peers, log)
@@ -329,7 +358,25 @@ async def play_one_game(
         side.sidecar = sidecar_path(side.writer.path)
         side.info = dict(resume_info, peer=peer_name)
         side.save()
-    return await continue_game(conn, me, seat, agent, side, peer_name, log, on_move)
+    if on_start is not None:
+        on_start(side.writer.path)
+    try:
+        return await continue_game(conn, me, seat, agent, side, peer_name, log, on_move)
+    except PeerRefused as e:
+        if len(side.records) > 2:
+            raise
+        # The peer refused right after the hellos (player 2 records the game before it
+        # sends its hello; the peer then found a reason not to play, e.g. our name is
+        # known to it with another key).  Nothing was played and the peer keeps no
+        # replay: ours would only invite a 'resume' that ends in a forfeit claim.
+        for path in (side.writer.path, side.sidecar):
+            if path is not None:
+                try:
+                    path.unlink()
+                except OSError:
+                    pass
+        raise PeerRefused(f"{printable(peer_name, 64)} refused to play: {e.reason}; no game was begun "
+                          "and no replay kept", e.reason) from None
 
 
 def sidecar_path(replay: Path) -> Path:
@@ -346,6 +393,8 @@ async def continue_game(
         begin(seat, side.ref.spec.names, side.ref.spec.manifest)
     try:
         await _play(conn, me, seat, agent, side, log, on_move)
+    except PeerRefused:
+        raise  # the peer stopped on purpose and said why: it will not resume
     except PeerGone as e:
         hint = f"; to go on, run 'basilica resume {side.writer.path}' on both sides" if side.sidecar else ""
         raise PeerGone(f"{e}{hint}") from None
@@ -410,7 +459,18 @@ async def _handshake(
         try:
             check = peers.check(theirs["name"], peer_key)
         except PeerKeyMismatch as e:
-            await conn.tell_error(f"refused: your key is not the one known for {theirs['name']!r}")
+            try:
+                known = peers.load().get(theirs["name"])
+            except PeerKeyMismatch:
+                known = None  # our known_peers.json is damaged: not the peer's fault
+            if known is None:
+                await conn.tell_error("the other side cannot check keys: its list of known peers is damaged")
+            else:
+                await conn.tell_error(
+                    f"your key ({fingerprint(peer_key)}) is not the one known here for the name "
+                    f"{printable(theirs['name'], 64)!r} ({fingerprint(bytes.fromhex(known))}); if your key "
+                    "changed, the other player can accept it with 'basilica peers trust', else play under "
+                    "another name ('basilica id rename NAME')")
             raise Refused(str(e)) from None
         if check.new:
             log(f"first contact with {theirs['name']!r}: key {check.fingerprint} remembered")
@@ -428,14 +488,13 @@ async def _handshake(
         await conn.tell_error("that game id is already taken")
         raise Refused(f"the peer reuses the id of a game we already hold ({path})")
     try:
-        writer = ReplayWriter.create(path, header)
+        writer = _protected(ReplayWriter.create, path, header)
     except OSError as e:
         await conn.tell_error("the other side cannot record the game")
         raise SessionError(f"cannot create {path}: {e.strerror}") from None
     side = _Side(ref, writer)
     for env in (first, second):
-        writer.append(env.raw)
-        side.records.append(env.raw)
+        _record(side, env.raw)
     if seat == 1:
         await conn.send_envelope(second.raw)  # recorded (and fsynced) before it is sent
     log(f"game {game.hex()[:16]}: {names[0]} (player 1) vs {names[1]} (player 2); replay {path}")
@@ -465,15 +524,14 @@ async def _play(
                 # crashed, hung or broke its protocol): we resign, signed, so that both
                 # replays end as a finished game (docs/bots.md).
                 log(f"{e}: we forfeit this game")
-                await _record_forfeit(conn, me, side, seat, e.reason)
+                await _record_forfeit(conn, me, side, seat, _public_reason(e, agent))
                 return
             ref.feed(env)  # our own message goes through the same checks
             # An acknowledgement is a function of the state, and Ed25519 signing is
             # deterministic: if a power loss takes it before our next fsync, the peer
             # holds the very same bytes and sends them back on resume.  So it goes
             # out first; everything we choose is durable before it is sent.
-            side.writer.append(env.raw, sync=step != "ack")
-            side.records.append(env.raw)
+            _record(side, env.raw, sync=step != "ack")
             await conn.send_envelope(env.raw)
             if step == "action":
                 _start_prefetch(conn, agent, side, seat)
@@ -554,16 +612,24 @@ async def _accept(
         raise PeerMisbehaved(f"the peer broke the protocol: {e}") from None
     # Recorded now; made durable by the fsync of our next own record, which
     # comes before anything we send in answer (so before we acknowledge it).
-    side.writer.append(raw, sync=False)
-    side.records.append(raw)
+    _record(side, raw, sync=False)
+
+
+def _public_reason(e: BotFailed, agent: Agent) -> str:
+    """The forfeit reason the peer sees: a ``cmd:`` bot is named by its program's file
+    name, never by its local path (the peer has no business knowing our folders)."""
+    spec = getattr(agent, "spec", None)
+    if not (isinstance(spec, str) and spec.startswith("cmd:") and e.bot == spec):
+        return e.reason  # a built-in or module:Class bot, or a person
+    public = BotFailed(bot_label(agent, public=True), e.what, e.player)
+    return public.reason
 
 
 async def _record_forfeit(conn: Connection, me: Identity, side: _Side, loser: int, reason: str) -> None:
     ref = side.ref
     env = seal(me.key, ref.spec.game, ref.seq, ref.prev, "forfeit", {"loser": loser + 1, "reason": reason})
     ref.feed(env)
-    side.writer.append(env.raw)
-    side.records.append(env.raw)
+    _record(side, env.raw)
     with trio.move_on_after(2):
         try:
             await conn.send_envelope(env.raw)

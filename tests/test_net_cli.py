@@ -1,0 +1,243 @@
+"""The network commands as a new user meets them.
+
+Ctrl-C (SIGINT) in `basilica host`, `join` and `resume`: one line that says how to go on, status 130,
+no traceback, the terminal given back; and the interrupted replays are whole, so `basilica resume`
+on both sides finishes the game.  Also: the host's own advice when it cannot listen, and how a
+`cmd:` bot is named to the network peer.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import socket
+import time
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from basilica_p2p.bots.external import ExternalBot, bot_label
+from basilica_p2p.cli import app
+from basilica_p2p.replay.file import read_replay
+from basilica_p2p.replay.verify import verify_file
+
+TESTS = Path(__file__).resolve().parent
+
+
+def _env(home: Path) -> dict[str, str]:
+    env = dict(os.environ, BASILICA_HOME=str(home), PYTHONPATH=str(TESTS), LOGNAME="carol")
+    env.pop("NO_COLOR", None)
+    return env
+
+
+def _cli(*args: str) -> list[str]:
+    return [sys.executable, "-m", "basilica_p2p.cli", *args]
+
+
+def _start(args: list[str], home: Path, stdin: int | None = subprocess.DEVNULL,
+           stdout: int | None = subprocess.PIPE) -> subprocess.Popen[str]:
+    return subprocess.Popen(_cli(*args), env=_env(home), stdin=stdin, stdout=stdout, stderr=subprocess.PIPE,
+                            text=True)
+
+
+def _listening_port(host: subprocess.Popen[str]) -> str:
+    assert host.stdout is not None
+    line = host.stdout.readline()
+    assert line.startswith("listening on "), line
+    return line.strip().rsplit(":", 1)[1]
+
+
+def _wait_for(folder: Path, pattern: str = "*.replay", timeout: float = 20) -> Path:
+    deadline = time.monotonic() + timeout
+    while not list(folder.glob(pattern)):
+        assert time.monotonic() < deadline, f"nothing like {pattern} in {folder}"
+        time.sleep(0.02)
+    (found,) = folder.glob(pattern)
+    return found
+
+
+def _interrupt(proc: subprocess.Popen[str]) -> tuple[int, str]:
+    proc.send_signal(signal.SIGINT)
+    proc.wait(timeout=20)  # before communicate(), which closes stdin: for a person that is quitting
+    _, err = proc.communicate(timeout=20)
+    return proc.returncode, err
+
+
+def _check_interrupted(code: int, err: str, replay: Path | None) -> None:
+    assert "Traceback" not in err and "KeyboardInterrupt" not in err, err
+    assert code == 130, (code, err)
+    last = err.strip().splitlines()[-1]
+    if replay is None:
+        assert last == "interrupted: no game was under way", err
+    else:
+        assert last.startswith("interrupted: the game is not finished; both sides can go on with "
+                               "'basilica resume REPLAY'"), err
+        assert f"basilica resume {replay}" in last, err
+
+
+def test_ctrl_c_while_waiting_for_a_peer_to_join(tmp_path: Path) -> None:
+    host = _start(["host", "--port", "0", "--bind", "127.0.0.1", "--bot", "random"], tmp_path / "home")
+    _listening_port(host)
+    code, err = _interrupt(host)
+    _check_interrupted(code, err, None)
+
+
+def test_ctrl_c_in_host_join_and_resume_leaves_replays_that_resume_and_finish(tmp_path: Path) -> None:
+    """The host is a bot, the joiner a person whose input never comes: the host waits for the
+    joiner's move, the joiner sits at its prompt.  Both are interrupted; then `resume` is
+    interrupted while it waits; then both sides resume (a bot taking the person's seat) and the
+    game ends, both replays verifying and identical."""
+    home = tmp_path / "home"
+    host = _start(["host", "--port", "0", "--bind", "127.0.0.1", "--bot", "greedy", "--replay-dir",
+                   str(tmp_path / "a")], home)
+    port = _listening_port(host)
+    # The person's screen goes nowhere (a full pipe would block it); its input stays open and empty.
+    join = _start(["join", f"127.0.0.1:{port}", "--replay-dir", str(tmp_path / "b")], home, stdin=subprocess.PIPE,
+                  stdout=subprocess.DEVNULL)
+    try:
+        a, b = _wait_for(tmp_path / "a"), _wait_for(tmp_path / "b")
+        # Past the seed's commit-reveal and the host bot's first move, if it has the first:
+        # from then on the host waits for the person.
+        deadline = time.monotonic() + 20
+        while len(read_replay(a).records) < 6:
+            assert time.monotonic() < deadline, "the game did not get under way"
+            time.sleep(0.05)
+        time.sleep(0.5)
+        code, err = _interrupt(host)
+        _check_interrupted(code, err, a)
+        code, err = _interrupt(join)  # at its prompt, in a worker thread
+        _check_interrupted(code, err, b)
+        assert "made a new identity 'carol'" in err, err
+    finally:
+        for p in (host, join):
+            if p.poll() is None:
+                p.kill()
+                p.communicate()
+    for replay in (a, b):
+        held = read_replay(replay)
+        assert held.torn is None, replay
+        v = verify_file(replay)
+        assert not v.ok and "incomplete game: valid through record" in v.line(), v.line()  # valid so far
+
+    waiting = _start(["resume", str(a), "--window", "30"], home)
+    time.sleep(1.0)
+    code, err = _interrupt(waiting)
+    _check_interrupted(code, err, a)
+
+    rh = _start(["resume", str(a), "--window", "30"], home)
+    try:
+        time.sleep(0.5)
+        rj = subprocess.run(_cli("resume", str(b), "--window", "30", "--bot", "random"), env=_env(home),
+                            stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60)
+        _, err_h = rh.communicate(timeout=60)
+    finally:
+        if rh.poll() is None:
+            rh.kill()
+            rh.communicate()
+    assert rh.returncode == 0, err_h
+    assert rj.returncode == 0, rj.stderr
+    va, vb = verify_file(a), verify_file(b)
+    assert va.ok and vb.ok, (va.line(), vb.line())
+    assert va.outcome is not None and va.outcome.end != "forfeit", va.line()
+    assert a.read_bytes() == b.read_bytes()
+
+
+def test_ctrl_c_at_a_terminal_prompt_gives_the_terminal_back(tmp_path: Path) -> None:
+    """A person at a real terminal: the prompt (readline, in a worker thread) turns echo and line
+    editing off while it waits; after Ctrl-C the terminal must be as it was, not left silent."""
+    import pty
+    import termios
+    import threading
+
+    home = tmp_path / "home"
+    host = _start(["host", "--port", "0", "--bind", "127.0.0.1", "--bot", "greedy", "--replay-dir",
+                   str(tmp_path / "a")], home)
+    port = _listening_port(host)
+    master, slave = pty.openpty()
+    before = termios.tcgetattr(slave)
+    assert before[3] & termios.ECHO and before[3] & termios.ICANON
+    join = subprocess.Popen(_cli("join", f"127.0.0.1:{port}", "--replay-dir", str(tmp_path / "b")),
+                            env=dict(_env(home), TERM="xterm"), stdin=slave, stdout=slave, stderr=subprocess.PIPE,
+                            text=True)
+    screen = bytearray()
+
+    def drain() -> None:  # the screen must go somewhere, or the person's side blocks writing it
+        while True:
+            try:
+                data = os.read(master, 65536)
+            except OSError:
+                return
+            if not data:
+                return
+            screen.extend(data)
+
+    threading.Thread(target=drain, daemon=True).start()
+    try:
+        a, b = _wait_for(tmp_path / "a"), _wait_for(tmp_path / "b")
+        deadline = time.monotonic() + 20
+        while len(read_replay(a).records) < 6 or b"> " not in screen:
+            assert time.monotonic() < deadline, "the person was never asked"
+            time.sleep(0.05)
+        time.sleep(0.3)
+        during = termios.tcgetattr(slave)
+        assert not during[3] & termios.ECHO, "the prompt was expected to turn echo off while it waits"
+        code, err = _interrupt(join)
+        _check_interrupted(code, err, b)
+        after = termios.tcgetattr(slave)
+        assert after[3] & termios.ECHO and after[3] & termios.ICANON, "the terminal was left without echo"
+    finally:
+        for p in (host, join):
+            if p.poll() is None:
+                p.kill()
+                p.communicate()
+        os.close(slave)
+        os.close(master)
+
+
+# --- the host's advice when it cannot listen -----------------------------------------------------------
+
+
+def test_a_busy_port_gets_the_hosts_advice_not_the_joiners(tmp_path: Path) -> None:
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        r = CliRunner().invoke(app, ["--home", str(tmp_path / "home"), "host", "--port", str(port), "--bind",
+                                     "127.0.0.1", "--bot", "random"], env={"BASILICA_HOME": None})
+    assert r.exit_code == 1, r.output
+    err = r.stderr.strip()
+    assert err.startswith("error: network (127.0.0.1:") and "Address already in use" in err, err
+    assert f"using port {port}?" in err and "--port 0" in err, err
+    assert "is the host running" not in err, err
+
+
+def test_the_joiner_keeps_its_advice(tmp_path: Path) -> None:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]  # bound, not listening: a connection is refused
+        r = CliRunner().invoke(app, ["--home", str(tmp_path / "home"), "join", f"127.0.0.1:{port}", "--bot", "random"],
+                               env={"BASILICA_HOME": None})
+    assert r.exit_code == 1, r.output
+    assert "(is the host running and reachable?)" in r.stderr, r.stderr
+
+
+# --- a cmd: bot's name, as the network peer sees it ---------------------------------------------------------
+
+
+@pytest.mark.parametrize("command, public", [
+    ("python3 /home/me/secret/bot.py --depth 3", "cmd:bot.py"),
+    ("/home/me/secret/mybot.sh level3", "cmd:mybot.sh"),
+    ("env python3 -u /srv/x/c.py", "cmd:c.py"),
+    ("sh examples/line_bot.sh", "cmd:line_bot.sh"),
+    ("./mybot", "cmd:mybot"),
+])
+def test_a_cmd_bot_is_named_by_its_program_file_only(command: str, public: str) -> None:
+    class Spec:  # what bot_label reads: a cmd: bot's spec (built without starting anything)
+        spec = "cmd:" + command
+
+    assert bot_label(Spec(), public=True) == public
+    assert bot_label(Spec()) == "cmd:" + command  # locally the whole command stays
+    assert bot_label(ExternalBot(["sh", "examples/line_bot.sh"]), public=True) == "cmd:line_bot.sh"
