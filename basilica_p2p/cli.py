@@ -239,7 +239,7 @@ def id_rename(
 def verify(
     files: list[Path] = typer.Argument(..., help="Replay files to check (or evidence files with --evidence)."),
     as_json: bool = typer.Option(False, "--json", metavar="", help="Print one JSON verdict per file, as a list."),
-    manifest: list[Path] = typer.Option([], "--manifest", help="A manifest the games may use (repeatable)."),
+    manifest: list[Path] = typer.Option([], "--manifest", metavar="FILE", help="A manifest the games may use (repeatable)."),
     evidence: bool = typer.Option(False, "--evidence", metavar="",
                                   help="The files are evidence that a peer signed two different messages "
                                   "for one sequence number; confirm it."),
@@ -289,7 +289,7 @@ def replay_show(
     file: Path = typer.Argument(..., help="A replay file."),
     at: Optional[int] = typer.Option(None, "--at", min=0, help="Also print the board after move N (0: the start)."),
     boards: bool = typer.Option(False, "--boards", metavar="", help="Print the board after every turn."),
-    manifest: list[Path] = typer.Option([], "--manifest", help="The manifest the game uses, if not the default."),
+    manifest: list[Path] = typer.Option([], "--manifest", metavar="FILE", help="The manifest the game uses, if not the default."),
 ) -> None:
     """Print the game move by move in notation, with every scoring's breakdown."""
     from .render import render_board, render_scoring
@@ -330,7 +330,7 @@ def replay_export(
     file: Path = typer.Argument(..., help="A replay file."),
     fmt: str = typer.Option("json", "--format", help="Output format (json)."),
     out: Optional[Path] = typer.Option(None, "--output", "-o", help="Write here instead of standard output."),
-    manifest: list[Path] = typer.Option([], "--manifest", help="The manifest the game uses, if not the default."),
+    manifest: list[Path] = typer.Option([], "--manifest", metavar="FILE", help="The manifest the game uses, if not the default."),
 ) -> None:
     """Write the game as plain JSON: header, moves in notation, per-move state hashes, result."""
     from .replay.show import export_json
@@ -353,7 +353,7 @@ def replay_html(
     file: Path = typer.Argument(..., help="A replay file."),
     out: Optional[Path] = typer.Option(None, "--output", "-o",
                                        help="The page to write (default: the replay's name with .html, here)."),
-    manifest: list[Path] = typer.Option([], "--manifest", help="The manifest the game uses, if not the default."),
+    manifest: list[Path] = typer.Option([], "--manifest", metavar="FILE", help="The manifest the game uses, if not the default."),
 ) -> None:
     """Write one self-contained HTML page that steps through the game (buttons and arrow keys).
 
