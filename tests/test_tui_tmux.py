@@ -87,13 +87,16 @@ def pane(tmp_path: Path) -> Iterator[Callable[[list[str], dict[str, str]], Pane]
     subprocess.run([tmux, "kill-session", "-t", name], capture_output=True)
 
 
-@pytest.mark.parametrize("no_color", [True, False], ids=["NO_COLOR", "colour"])
-def test_a_whole_short_game_in_a_real_terminal(tmp_path: Path, short_manifest: Path, pane, no_color: bool) -> None:  # type: ignore[no-untyped-def]
+@pytest.mark.parametrize(("no_color", "bot"), [(True, "greedy"), (False, "mcts:playouts=40")],
+                         ids=["NO_COLOR-greedy", "colour-mcts"])
+def test_a_whole_short_game_in_a_real_terminal(tmp_path: Path, short_manifest: Path, pane, no_color: bool,  # type: ignore[no-untyped-def]
+                                               bot: str) -> None:
     env = {"TERM": "xterm-256color", "BASILICA_HOME": str(tmp_path / "home"), "PATH": os.environ.get("PATH", "")}
     if no_color:
         env["NO_COLOR"] = "1"
     replays = tmp_path / "replays"
-    p = pane([sys.executable, "-m", "basilica_p2p.cli", "play", "--vs", "greedy", "--manifest", str(short_manifest),
+    name = bot.split(":")[0]  # the bot's identity is named after it
+    p = pane([sys.executable, "-m", "basilica_p2p.cli", "play", "--vs", bot, "--manifest", str(short_manifest),
               "--replay-dir", str(replays)], env)
     screen = p.wait(at_prompt, "the first decision")
     # The first screen: the whole board in 24 rows of 80 columns.
@@ -112,7 +115,7 @@ def test_a_whole_short_game_in_a_real_terminal(tmp_path: Path, short_manifest: P
         screen = p.wait(at_prompt, "a decision or the end")
         if "EXIT=" in screen:
             break
-        seen_their_move = seen_their_move or re.search(r"greedy (placed|took|put|paid|declined|moved|chose)", screen) is not None
+        seen_their_move = seen_their_move or re.search(rf"{name} (placed|took|put|paid|declined|moved|chose)", screen) is not None
         if not seen_scoring and "Scoring 1" in p.text():
             seen_scoring = True
             p.send("score")
@@ -124,7 +127,7 @@ def test_a_whole_short_game_in_a_real_terminal(tmp_path: Path, short_manifest: P
     final = p.text()
     assert "EXIT=0" in final, final
     assert "Game over" in final and ": ok:" in final
-    assert seen_their_move or re.search(r"greedy (placed|took|put|paid|declined|moved|chose)", final), final
+    assert seen_their_move or re.search(rf"{name} (placed|took|put|paid|declined|moved|chose)", final), final
     files = list(replays.glob("*.replay"))
     assert len(files) == 1
     check = subprocess.run([sys.executable, "-m", "basilica_p2p.cli", "verify", "--manifest", str(short_manifest),
