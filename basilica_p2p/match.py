@@ -210,7 +210,9 @@ class MatchSummary:
         extras = (" + festum" if c.festum else "") + (" (6 tiles removed)" if c.festum_removal else "")
         box = f", manifest {self.manifest_name!r}" if self.manifest_name else ""
         stop = " (interrupted)" if self.interrupted else ""
-        console.print(f"{n} game{'s' if n != 1 else ''} of {c.ruleset.value}{extras}, seed {c.seed!r}{box}{stop}")
+        # With replays the seeds come from a real commit-reveal, not from --seed.
+        seed = "seeds by commit-reveal" if self.replays else f"seed {c.seed!r}"
+        console.print(f"{n} game{'s' if n != 1 else ''} of {c.ruleset.value}{extras}, {seed}{box}{stop}")
         if n == 0:
             return
         table = Table(show_edge=False)
