@@ -87,9 +87,14 @@ def describe_action(
         if before is not None and after is not None and after.pawn != before.pawn:
             pawn = "queen" if after.ruleset == "portal2022" else "king"
             text += f"; the {pawn} moves to space {after.pawn}"
+        slid = before.orders[action.space - 1] if before is not None and pending != AFTER_REDEAL else None
+        if isinstance(slid, OrderFace) and after is not None and not after.over:
+            # The market refills a vault space from the order space above it (RULES.md §4).
+            text += (f"; O{action.space}'s {ORDER_TITLE.get(slid.order, 'order')} turned over into the new "
+                     f"V{action.space} and O{action.space} was refilled from the stack")
         return text + "."
     if k == A.REDEAL:
-        return f"{who} found that no vault of V1-V3 fits: the three were discarded and new ones dealt (D8)."
+        return f"{who} found that no vault of V1-V3 fits: the three were discarded and new ones dealt."
     if k == A.BUILDER:
         return f"{who} put a builder on {cell}, the vault just placed."
     if k == A.ORDER:
@@ -109,17 +114,17 @@ def describe_action(
         whose = f"{names[owner]}'s" if owner is not None else "a"
         if owner is not None and owner == reader:
             whose = "your"
-        paid = " (the move they paid to choose)" if pending == CONFUSE_MOVE and before is not None \
-            and before.pending is not None and before.pending.paid else ""
-        return f"{who} moved {whose} builder from {cell} to {dest} (CONFUSE){paid}."
+        paid = pending == CONFUSE_MOVE and before is not None and before.pending is not None and before.pending.paid
+        how = f", a move {'you' if actor == reader else 'they'} paid to choose" if paid else ""
+        return f"{who} moved {whose} builder from {cell} to {dest} (CONFUSE{how})."
     active = "you" if you_pay else names[before.active] if before is not None else "the player on turn"
     if k == A.PAY:
         if action.cell < 0:
-            return f"{who} paid {active} a coin to choose the CONFUSE move (D20)."
+            return f"{who} paid {active} a coin to choose the CONFUSE move."
         if action.rank:
             return (f"{who} paid {active} a coin for the paid PROMOTE: {their} builder on {cell} becomes "
-                    f"{rank_name(action.rank)} (D27).")
-        return f"{who} paid {active} a coin for the paid RECRUIT: a builder onto {cell} (D27)."
+                    f"{rank_name(action.rank)}.")
+        return f"{who} paid {active} a coin for the paid RECRUIT: a builder onto {cell}."
     if k == A.DECLINE:
         if pending == CONFUSE_PAY:
             return f"{who} declined to pay to choose the CONFUSE move."
@@ -129,7 +134,7 @@ def describe_action(
         pairs = ", ".join(f"{format_cell(c)} adds {COLOR_NAME[col]}" for c, col in action.colors)
         return f"{who} chose {their} Jester colours: {pairs}."
     if k == A.NONE:
-        return f"{who} had no legal action; the turn ends (D7)."
+        return f"{who} had no legal action; the turn ends."
     return f"{who}: {A.format_action(action)}"
 
 
@@ -151,7 +156,7 @@ def describe_scoring(result: ScoringResult, number: int, names: Sequence[str]) -
                 who += f", glass +{a.glass}"
         # Points first and the cells last, so that a long area wraps only its list of cells.
         lines.append(f"  {COLOR_NAME[a.color]:<6} {a.points[0]:>2}-{a.points[1]:<2} {who}; strength "
-                     f"{a.strength[0]}-{a.strength[1]}; {len(a.cells)} tiles {cells}")
+                     f"{a.strength[0]}-{a.strength[1]}; {len(a.cells)} tile{'s' if len(a.cells) != 1 else ''} {cells}")
     if not result.areas:
         lines.append("  no area had a builder: nothing scored")
     return lines

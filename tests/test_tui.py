@@ -214,18 +214,57 @@ async def test_a_person_who_quits_over_the_network_forfeits_in_both_replays(tmp_
 
 
 def test_the_short_list_never_leaves_a_group_of_actions_out() -> None:
-    g = played(45)
-    obs = observe(g, g.to_move)  # type: ignore[arg-type]
+    g = max(tallest_states(7, 12), key=lambda s: len(s.legal_actions()))
     texts = [format_action(a) for a in g.legal_actions()]
-    person, out = _person([])
-    person._list(texts, full=False, room=2)
-    shown = out.getvalue()
     heads = {t.partition(":")[0] + ":" for t in texts if ":" in t}
     assert len(heads) >= 4
-    for head in heads:
-        assert re.search(rf"^{re.escape(head)} ", shown, re.M), (head, shown)
-    assert all(len(line) <= 80 for line in shown.splitlines())
-    assert obs is not None
+    person, _ = _person([])
+    room = len(person._numbered(texts)) - 1  # the numbered list does not fit...
+    assert len(heads) + 1 <= room  # ...but one line per group does
+    grouped = "\n".join(t.plain for t in person._menu(texts, room=room))
+    for head in heads:  # one line per group when the groups fit
+        assert re.search(rf"^{re.escape(head)} ", grouped, re.M), (head, grouped)
+    counted = "\n".join(t.plain for t in person._menu(texts, room=2))
+    for head in heads:  # counts per group when even they do not
+        assert re.search(rf"{re.escape(head)} \d+", counted), (head, counted)
+    for menu in (grouped, counted):
+        assert all(len(line) <= 80 for line in menu.splitlines())
+
+
+def tallest_states(seed: int, n: int = 3) -> list[Game]:
+    """The ongoing states of one greedy game with the tallest cathedrals."""
+    g = Game.new(MANIFEST, Options(), bytes([seed]) * 32)
+    bots = (GreedyBot(MANIFEST, 1), GreedyBot(MANIFEST, 2))
+    states = []
+    while not g.over:
+        states.append(g.clone())
+        p = g.to_move
+        assert p is not None
+        g.apply(bots[p].choose(observe(g, p), g.legal_actions()))
+    return sorted(states, key=lambda s: max(list(s.vaults) + [0]))[-n:]
+
+
+@pytest.mark.parametrize("seed", [7, 8])
+def test_every_decision_screen_fits_24_rows(seed: int) -> None:
+    for g in tallest_states(seed):
+        _fits(g)
+
+
+def _fits(g: Game) -> None:
+    obs = observe(g, g.to_move)  # type: ignore[arg-type]
+    out = io.StringIO()
+    person = TerminalPlayer("ada", console=Console(width=80, file=out, no_color=True), inp=io.StringIO(), clear=True)
+    person.begin_game(obs.player, ["ada", "bob"])
+    out.seek(0)
+    out.truncate()
+    for i in range(30):  # many recent moves to tell again
+        person.log.append(f"bob placed a wild yellow/blue vault with a crown from V2 on b{i}; the queen moves.")
+        person._kinds.append("them")
+    person._draw(obs, [format_action(a) for a in g.legal_actions()])
+    screen = re.sub(r"\x1b\[[0-9;]*[A-Za-z]", "", out.getvalue())  # the clear's escapes
+    lines = screen.splitlines()
+    assert len(lines) <= 23 and all(len(line) <= 80 for line in lines), "\n".join(lines)
+    assert lines[0].startswith("Basilica") and "to decide" in screen
 
 
 def test_a_refused_action_says_which_rule_it_breaks_and_a_stray_word_is_not_taken_for_a_cell() -> None:

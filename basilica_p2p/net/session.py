@@ -516,6 +516,7 @@ async def _play(
     while not ref.finished:
         step, who = ref.waiting_for()
         turn = ref.game.turn if ref.game is not None else 0
+        plies = len(ref.game.history) if ref.game is not None else 0
         if who == seat and not side.resent:
             try:
                 env = await _make(me, seat, agent, side, step)
@@ -563,7 +564,8 @@ async def _play(
             if step == "ack" and conn._sent_at is not None:
                 conn.round_trips.append(trio.current_time() - conn._sent_at)
                 conn._sent_at = None
-        if on_move is not None and step in ("action", "jreveal") and ref.game is not None:
+        # Told only when a move was applied: a forfeit can come where an action was due.
+        if on_move is not None and ref.game is not None and len(ref.game.history) > plies:
             on_move(ref.game, turn, who, format_action(ref.game.history[-1]))
 
 

@@ -22,6 +22,8 @@ from rich.text import Text
 
 from ..bots.external import BotFailed
 from ..engine import (
+    END_LAST_SCORING,
+    END_STACK,
     Action,
     EngineError,
     Game,
@@ -42,6 +44,7 @@ SCREEN_LINES = 24
 RECENT = 4  # moves told again on the screen of our next decision
 DETAIL = "detail"  # log lines left out of that recap (a scoring's areas, the clean-up)
 COMMAND_WORDS = ("help", "list", "board", "log", "score", "rules", "quit")
+END_WORDS = {END_LAST_SCORING: "after the last scoring", END_STACK: "(the stack ran out twice)"}
 
 
 class Resign(BotFailed):
@@ -104,8 +107,9 @@ class TerminalPlayer:
         self.view: Observation | None = None
         self.log: list[str] = []
         self._kinds: list[str] = []
+        self._turns: list[int] = []  # the turn of each log line, for 'log'
+        self._turn = 0
         self.scorings: list[ScoringResult] = []
-        self._shown = 0  # log lines already on a screen of ours
         self._waiting = False  # "Waiting for ..." said since our last decision
         self.manifest = manifest  # to say which rule a refused action breaks
         self._completions: list[str] = []
@@ -117,8 +121,14 @@ class TerminalPlayer:
         if manifest is not None:
             self.manifest = manifest
         self.names = [str(n) for n in names]
-        self.view, self.log, self._kinds, self.scorings, self._shown = None, [], [], [], 0
-        self._say(f"You are {self.names[seat]}, player {seat + 1}, against {self.names[1 - seat]}.", "bold")
+        self.view, self.log, self._kinds, self.scorings = None, [], [], []
+        self._turns: list[int] = []
+        if self.names[0] == self.names[1]:  # two players called alike: tell them apart on screen
+            self.names = [f"{n} (P{i + 1})" for i, n in enumerate(self.names)]
+        self._add(f"You are {self.names[seat]}, player {seat + 1}, against {self.names[1 - seat]}.", "bold")
+        if self.names[0].endswith("(P1)"):
+            self._add("Both players have the same name; 'basilica id rename NAME' changes yours.", "dim")
+        self._say("Waiting for the game to start...", "dim")
 
     def notify(self, g: Game, turn: int, who: int, text: str, *_: Any) -> None:
         """A move was applied: tell it in words.  Only the public view of ``g`` is kept."""
@@ -126,6 +136,7 @@ class TerminalPlayer:
         after = observe(g, seat)
         before = self.view if self.view is not None else _view_before_last(g, seat)
         action = parse_action(text)
+        self._turn = turn
         self._add(describe_action(action, who, before, after, self.names, reader=seat), "you" if who == seat else "them")
         for k in range(len(self.scorings), len(g.scoring_log)):  # scoring results are public
             result = g.scoring_log[k]
@@ -137,12 +148,18 @@ class TerminalPlayer:
                           "discarded and the rest of the cathedral moves down to row 1.", DETAIL)
         if before is not None and after.reshuffles > before.reshuffles:
             self._add("The stack ran out: the discard pile was shuffled into a new stack.", "")
+        self.view = after
         if after.over:
             self._add(self._result_line(after), "bold")
-        elif after.pending is not None and after.pending.player != seat and not self._waiting:
+            if self.clear:  # the final position, with the last moves and the result under it
+                self._draw(after, None, waiting="The game is over.")
+        elif after.pending is not None and after.pending.player != seat:
+            waiting = f"Waiting for {self.names[after.pending.player]}..."
+            if self.clear:  # the board as it now is, while the other side decides
+                self._draw(after, None, waiting=waiting)
+            elif not self._waiting:
+                self._say(waiting, "dim")
             self._waiting = True
-            self._say(f"Waiting for {self.names[after.pending.player]}...", "dim")
-        self.view = after
 
     # --- asked by the game loop ----------------------------------------------------
 
@@ -174,7 +191,11 @@ class TerminalPlayer:
                 self._draw(obs, texts)
                 continue
             if cmd == "log":
-                for entry in self.log or ["no moves yet"]:
+                shown = None
+                for entry, turn in zip(self.log, self._turns):
+                    if turn != shown and turn > 0:
+                        self._say(f"-- turn {turn}", "dim")
+                        shown = turn
                     self._say(entry)
                 continue
             if cmd in ("score", "scores"):
@@ -206,47 +227,75 @@ class TerminalPlayer:
 
     # --- the screen ------------------------------------------------------------------
 
-    def _draw(self, obs: Observation, texts: list[str]) -> None:
+    def _draw(self, obs: Observation, texts: list[str] | None, waiting: str = "") -> None:
+        """One screen that fits 24 rows: the board, the latest moves, the decision and its
+        actions (or, between our decisions, who we are waiting for)."""
         if self.clear:
             self.console.clear()
-        lines = board_lines(obs, self.names)
         # On a cleared screen the latest moves are told again; otherwise they are just above.
-        fresh = [e for e, kind in zip(self.log[self._shown:], self._kinds[self._shown:]) if kind != DETAIL]
-        recent = [wrapped for e in fresh[-RECENT:] for wrapped in _wrap(e)] if self.clear else []
-        self._shown = len(self.log)
+        told = [e for e, kind in zip(self.log, self._kinds) if kind != DETAIL]
+        recent = [w for e in told[-RECENT:] for w in _wrap(e)] if self.clear else []
+        bottom = [Text(waiting, style="dim")] if waiting else [
+            Text(w, style="bold") for w in _wrap(decision_line(obs, self.names).plain)]
+        rows = 10
+        lines = board_lines(obs, self.names, max_rows=rows)
+        menu = self._menu(texts, SCREEN_LINES - 1 - len(lines) - len(recent) - len(bottom)) if texts else []
+        # Too tall: fewer recent moves first, then fewer cathedral rows (its top rows stay,
+        # where it grows), and the actions as counts; never past the screen.
+        while len(lines) + len(recent) + len(bottom) + len(menu) > SCREEN_LINES - 1 and (recent or rows > 4):
+            if recent:
+                recent = recent[1:]
+            else:
+                rows -= 1
+                lines = board_lines(obs, self.names, max_rows=rows)
+            if texts:
+                menu = self._menu(texts, SCREEN_LINES - 1 - len(lines) - len(recent) - len(bottom))
         for line in lines:
             self.console.print(line, overflow="crop", no_wrap=True)
         for entry in recent:
             self.console.print(Text(entry), overflow="crop", no_wrap=True)
-        self.console.print(decision_line(obs, self.names), overflow="fold")
-        room = SCREEN_LINES - len(lines) - len(recent) - 2
-        self._list(texts, full=False, room=max(2, room))
+        for line in bottom + menu:
+            self.console.print(line, overflow="crop", no_wrap=True)
 
-    def _list(self, texts: list[str], full: bool, room: int = 1000) -> None:
-        entries = [f"{i:>2}. {t}" for i, t in enumerate(texts, start=1)]
-        width = max(len(e) for e in entries) + 2
-        cols = max(1, (WIDTH_COLS - 1) // width)
-        rows = math.ceil(len(entries) / cols)
-        if full or rows <= room:
-            for r in range(rows):
-                self.console.print("".join(entries[r + c * rows].ljust(width)
-                                           for c in range(cols) if r + c * rows < len(entries)).rstrip())
-            return
-        # Too many to number on one screen: grouped by what comes before the target.
+    def _menu(self, texts: list[str], room: int) -> list[Text]:
+        """The legal actions in at most ``room`` lines (at least two): numbered if they fit,
+        else grouped by what comes before the target, else counted per group."""
+        room = max(2, room)
+        numbered = self._numbered(texts)
+        if len(numbered) <= room:
+            return numbered
         groups: dict[str, list[str]] = {}
         for t in texts:
             head, sep, tail = t.partition(":")
             groups.setdefault(head + sep if sep else "", []).append(tail if sep else t)
-        for head, tails in groups.items():  # every group, however long: no action may go unseen
-            line = (f"{head} " if head else "")
-            for i, tail in enumerate(tails):
-                more = f"+{len(tails) - i} more"
-                if len(line) + len(tail) + 1 + (len(more) + 1 if i < len(tails) - 1 else 0) > WIDTH_COLS - 1:
-                    line += more
-                    break
-                line += tail + " "
-            self.console.print(line.rstrip())
-        self.console.print(Text(f"{len(texts)} legal actions: type one, or 'list' to number them all", style="dim"))
+        note = Text(f"{len(texts)} legal actions: type one, or 'list' to number them all", style="dim")
+        if len(groups) + 1 <= room:
+            out = []
+            for head, tails in groups.items():  # every group: no action may go unseen
+                line = f"{head} " if head else ""
+                for i, tail in enumerate(tails):
+                    more = f"+{len(tails) - i} more"
+                    if len(line) + len(tail) + 1 + (len(more) + 1 if i < len(tails) - 1 else 0) > WIDTH_COLS - 1:
+                        line += more
+                        break
+                    line += tail + " "
+                out.append(Text(line.rstrip()))
+            return out + [note]
+        counts = "  ".join(f"{head or 'other'} {len(tails)}" for head, tails in groups.items())
+        return [Text(w) for w in _wrap(f"{len(texts)} legal actions, by kind: {counts}")] + [
+            Text("type one (Tab completes; V2: lists those), or 'list' to number them all", style="dim")]
+
+    def _numbered(self, texts: list[str]) -> list[Text]:
+        entries = [f"{i:>2}. {t}" for i, t in enumerate(texts, start=1)]
+        width = max(len(e) for e in entries) + 2
+        cols = max(1, (WIDTH_COLS - 1) // width)
+        rows = math.ceil(len(entries) / cols)
+        return [Text("".join(entries[r + c * rows].ljust(width) for c in range(cols)
+                             if r + c * rows < len(entries)).rstrip()) for r in range(rows)]
+
+    def _list(self, texts: list[str], full: bool, room: int = 1000) -> None:
+        for line in self._numbered(texts) if full else self._menu(texts, room):
+            self.console.print(line, overflow="crop", no_wrap=True)
 
     def _score(self, obs: Observation) -> None:
         if not self.scorings:
@@ -303,14 +352,16 @@ class TerminalPlayer:
     def _add(self, entry: str, kind: str) -> None:
         self.log.append(entry)
         self._kinds.append(kind)
+        self._turns.append(self._turn)
         self._say(entry, {"them": "bold", "you": "dim", DETAIL: ""}.get(kind, kind))
 
     def _result_line(self, obs: Observation) -> str:
         a, b = obs.scores
+        how = END_WORDS.get(obs.end_reason, obs.end_reason)
         if a == b:
-            return f"Game over ({obs.end_reason}): {a}-{b}, a shared victory."
+            return f"Game over {how}: {a}-{b}, a shared victory."
         winner = self.names[0 if a > b else 1]
-        return f"Game over ({obs.end_reason}): {self.names[0]} {a}, {self.names[1]} {b}. {winner} wins."
+        return f"Game over {how}: {self.names[0]} {a}, {self.names[1]} {b}. {winner} wins."
 
     def _read(self, prompt: str) -> str | None:
         if self.inp is not None:

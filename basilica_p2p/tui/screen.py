@@ -168,14 +168,17 @@ def player_lines(obs: Observation, names: Sequence[str], you: bool = True) -> li
     return out
 
 
-def status_line(obs: Observation, names: Sequence[str]) -> Text:
+def status_line(obs: Observation, names: Sequence[str], you: bool = True) -> Text:
     t = Text("Basilica", style="bold")
     t.append(f" · {obs.ruleset}{' + festum' if obs.festum else ''} · turn {obs.turn} · ")
     if obs.over:
-        t.append(f"game over ({obs.end_reason})", style="bold")
+        t.append("game over", style="bold")
         return t
-    t.append(names[obs.active][:16], style=PLAYER_STYLE[obs.active])
-    t.append(f" on turn, action {min(obs.actions_taken + 1, 3)} of 3")
+    if you and obs.active == obs.player:
+        t.append("your turn", style=PLAYER_STYLE[obs.active])
+    else:
+        t.append(f"{names[obs.active][:16]}'s turn", style=PLAYER_STYLE[obs.active])
+    t.append(f", action {min(obs.actions_taken + 1, 3)} of 3")
     return t
 
 
@@ -231,7 +234,7 @@ def side_by_side(left: list[Text], right: list[Text], left_width: int = LEFT + 1
 def board_lines(obs: Observation, names: Sequence[str], max_rows: int = 10, you: bool = True) -> list[Text]:
     """Status, cathedral beside the market, the track and the two players
     (``you=False`` for a spectator: the public facts are the same in either view)."""
-    lines = [status_line(obs, names)]
+    lines = [status_line(obs, names, you)]
     lines.extend(side_by_side(cathedral_lines(obs, max_rows), market_lines(obs)))
     lines.append(track_text(obs, "queen" if obs.ruleset == "portal2022" else "king"))
     lines.extend(player_lines(obs, names, you))
