@@ -204,8 +204,13 @@ async def test_a_person_who_quits_over_the_network_forfeits_in_both_replays(tmp_
     from net_harness import host_and_join
 
     cfg, _ = _net_person(tmp_path, ["1", "1", "quit", "y"])
-    pair = await host_and_join(_bot_config(tmp_path), cfg, direct=True, limit=60)
+    told: list[str] = []
+    bot_cfg = _bot_config(tmp_path)
+    bot_cfg.on_move = lambda g, turn, who, text: told.append(text)
+    pair = await host_and_join(bot_cfg, cfg, direct=True, limit=60)
     assert isinstance(pair.join, list) and isinstance(pair.host, list), (pair.host, pair.join)
+    # The bot's side was told each applied move once, and not its last one again at the forfeit.
+    assert told == [format_action(a) for a in pair.host[0].game.history]
     for (report,) in (pair.join, pair.host):
         v = verify_file(report.replay)
         assert v.ok and v.outcome is not None and v.outcome.end == "forfeit" and v.outcome.winner == 0
