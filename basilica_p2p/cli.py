@@ -953,18 +953,18 @@ def _is_usage_error(e: Exception) -> bool:
     return getattr(e, "exit_code", None) == 2 and callable(getattr(e, "format_message", None))
 
 
-def _exit_interrupted() -> None:
-    """Exit with status 130 after Ctrl-C.  A person's prompt may still be waiting for a line of
-    standard input in a worker thread (a daemon, abandoned by the game); if that input is a pipe,
-    the thread holds its lock and the normal interpreter shutdown aborts with a fatal error
-    trying to close it.  So, with other threads alive: run the exit hooks (they stop bot
-    programs), flush, and leave without that shutdown."""
+def _leave(code: int = 130) -> None:
+    """Exit (130 after Ctrl-C).  A person's prompt may still be waiting for a line of standard
+    input in a worker thread (a daemon, abandoned by the game after Ctrl-C or when the peer
+    left); that thread holds stdin's lock and the normal interpreter shutdown aborts with a
+    fatal error trying to close it.  So, with other threads alive: run the exit hooks (they
+    stop bot programs), flush, and leave without that shutdown."""
     import atexit
     import os
     import threading
 
     if threading.active_count() <= 1:
-        sys.exit(130)
+        sys.exit(code)
     run_hooks = getattr(atexit, "_run_exitfuncs", None)
     if callable(run_hooks):
         run_hooks()
@@ -973,7 +973,7 @@ def _exit_interrupted() -> None:
             stream.flush()
         except (OSError, ValueError):
             pass
-    os._exit(130)
+    os._exit(code)
 
 
 def main() -> None:
@@ -981,9 +981,7 @@ def main() -> None:
     try:
         code = app(prog_name="basilica", standalone_mode=False)
     except typer.Exit as e:
-        if e.exit_code == 130:
-            _exit_interrupted()
-        sys.exit(e.exit_code)
+        _leave(e.exit_code)
     except (typer.Abort, KeyboardInterrupt):
         typer.echo("interrupted", err=True)
         sys.exit(130)
@@ -997,9 +995,8 @@ def main() -> None:
         hint = f" (see '{ctx.command_path} --help')" if ctx is not None else ""
         typer.echo(f"error: {message}{hint}", err=True)
         sys.exit(2)
-    if code == 130:  # click returns an Exit's code rather than raising it
-        _exit_interrupted()
-    sys.exit(code if isinstance(code, int) else 0)
+    # click returns an Exit's code rather than raising it
+    _leave(code if isinstance(code, int) else 0)
 
 
 if __name__ == "__main__":

@@ -8,6 +8,7 @@ import re
 from pathlib import Path
 
 import pytest
+import trio
 from rich.console import Console
 
 from basilica_p2p.bots import GreedyBot, RandomBot
@@ -285,3 +286,50 @@ def test_a_refused_action_says_which_rule_it_breaks_and_a_stray_word_is_not_take
     refusal = next(line for line in text.splitlines() if line.startswith("V* is not legal now"))
     assert refusal.startswith("V* is not legal now: ") and len(refusal) > len("V* is not legal now: ") + 10
     assert "unknown command 'clear'" in text and "not a cell" not in text
+
+
+class _SlowPerson:
+    """A person who takes their time: blocks in the worker thread until released."""
+
+    blocking = True
+    name = "slow"
+
+    def __init__(self) -> None:
+        import threading
+
+        self.asked = threading.Event()
+        self.release = threading.Event()
+
+    def choose(self, obs, legal):  # type: ignore[no-untyped-def]
+        self.asked.set()
+        self.release.wait(10)
+        return legal[0]
+
+
+@pytest.mark.trio
+async def test_a_person_deciding_learns_at_once_that_the_other_side_has_gone(tmp_path: Path) -> None:
+    # Nobody reads the socket while a person thinks; the keepalive that fails to go out
+    # ends the decision with a clear message instead of leaving them at the prompt.
+    person = _SlowPerson()
+
+    async def script(p) -> None:  # type: ignore[no-untyped-def]
+        await p.hello()
+        while not person.asked.is_set():
+            step, who = p.ref.waiting_for()
+            if who == p.seat:
+                await p.send_honest(step)
+            else:
+                with trio.move_on_after(0.05):
+                    await p.receive()
+        # The person is at the prompt: leave without a word.
+
+    from net_harness import FAST, run_against
+
+    try:
+        run = await run_against(script, tmp_path, agent=person, timeouts=FAST, keepalive=True, tcp=True)
+    finally:
+        person.release.set()
+    from basilica_p2p.net.session import PeerGone
+
+    assert isinstance(run.error, PeerGone) and "has gone" in str(run.error), run.error
+    assert person.asked.is_set()

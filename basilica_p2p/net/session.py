@@ -227,6 +227,9 @@ class Connection:
         # (only for actions after which we did not choose our next decision at once)
         self._sent_at: float | None = None
         self.nursery: trio.Nursery | None = None  # for work beside the game (keepalives, prefetching)
+        # While a person decides nobody reads the socket: a failed keepalive cancels this
+        # scope, so that they learn at once that the other side has gone.
+        self.deciding: trio.CancelScope | None = None
 
     async def keepalive(self) -> None:
         """Send a ping every ``ping_interval``; run in a nursery for the connection's life."""
@@ -236,7 +239,9 @@ class Connection:
             try:
                 await self.framed.send_control("ping", n=self._pings)
             except (PeerClosed, PeerTimeout):
-                return  # the reader notices the broken connection and says so
+                if self.deciding is not None:
+                    self.deciding.cancel()
+                return  # otherwise the reader notices the broken connection and says so
 
     async def run(self, body: Callable[[], Awaitable[T]]) -> T:
         """Run ``body`` with keepalives beside it; its exception comes out as itself,
@@ -519,7 +524,7 @@ async def _play(
         plies = len(ref.game.history) if ref.game is not None else 0
         if who == seat and not side.resent:
             try:
-                env = await _make(me, seat, agent, side, step)
+                env = await _make(me, seat, agent, side, step, conn)
             except BotFailed as e:
                 # Our player failed (raised, answered an illegal action; a cmd: bot also
                 # crashed, hung or broke its protocol): we resign, signed, so that both
@@ -639,7 +644,9 @@ async def _record_forfeit(conn: Connection, me: Identity, side: _Side, loser: in
             pass  # recorded and signed; the peer learns it on resume or from its own replay
 
 
-async def _make(me: Identity, seat: int, agent: Agent, side: _Side, step: str) -> Envelope:
+async def _make(
+    me: Identity, seat: int, agent: Agent, side: _Side, step: str, conn: Connection | None = None,
+) -> Envelope:
     ref = side.ref
     g = ref.game
     game_id = ref.spec.game
@@ -661,7 +668,7 @@ async def _make(me: Identity, seat: int, agent: Agent, side: _Side, step: str) -
             if action not in g.legal_actions():
                 raise SessionError(f"our player chose an illegal action {action!r}")
         else:
-            action = await _decide(agent, g, seat)
+            action = await _decide(agent, g, seat, conn)
         assert action is not None
         body = {"ply": len(g.history), "action": format_action(action)}
     elif step == "ack":
@@ -675,7 +682,7 @@ async def _make(me: Identity, seat: int, agent: Agent, side: _Side, step: str) -
             # stand-in for them gives us the same observation and options.
             view = g.clone()
             view.apply(view.legal_actions()[0])
-        text = format_action(await _decide(agent, view, seat))
+        text = format_action(await _decide(agent, view, seat, conn))
         salt = new_nonce()
         side.jester = (text, salt)
         side.save()
@@ -696,13 +703,22 @@ async def _make(me: Identity, seat: int, agent: Agent, side: _Side, step: str) -
     return seal(me.key, game_id, ref.seq, ref.prev, step, body)
 
 
-async def _decide(agent: Agent, g: Game, seat: int) -> Action:
-    """Our player's decision; :class:`BotFailed` if it raises or answers an illegal action."""
+async def _decide(agent: Agent, g: Game, seat: int, conn: Connection | None = None) -> Action:
+    """Our player's decision; :class:`BotFailed` if it raises or answers an illegal action,
+    :class:`PeerGone` if the connection breaks meanwhile."""
     legal = g.legal_actions()
     obs = observe(g, seat)
     if getattr(agent, "blocking", False):
         # A person (or a slow bot) thinks in a worker thread, so that keepalives flow meanwhile.
-        return await trio.to_thread.run_sync(checked_choose, agent, obs, legal, abandon_on_cancel=True)
+        with trio.CancelScope() as scope:
+            if conn is not None:
+                conn.deciding = scope
+            try:
+                return await trio.to_thread.run_sync(checked_choose, agent, obs, legal, abandon_on_cancel=True)
+            finally:
+                if conn is not None:
+                    conn.deciding = None
+        raise PeerGone("the other side has gone: the connection broke while you were deciding")
     return checked_choose(agent, obs, legal)
 
 
