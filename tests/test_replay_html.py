@@ -283,11 +283,11 @@ def odd_pages(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 
 def test_a_forfeited_game_has_a_page(odd_pages: dict[str, Path]) -> None:
     data = embedded(odd_pages["forfeit"].read_text())
-    assert data["result"]["end"] == "forfeit" and "alice forfeited (left the game)" in data["result"]["text"]
+    assert data["result"]["end"] == "forfeit" and "bob claims a win by forfeit (left the game)" in data["result"]["text"]
     assert len(data["steps"]) == 2  # the start and the one move before the forfeit
-    assert data["steps"][-1]["next"].startswith("the game ends here: alice forfeited")
+    assert data["steps"][-1]["next"].startswith("the game ends here: bob claims a win by forfeit")
     early = embedded(odd_pages["early"].read_text())
-    assert early["steps"] == [] and early["result"]["text"] == "alice forfeited (gone); bob wins, 0-0"
+    assert early["steps"] == [] and early["result"]["text"] == "bob claims a win by forfeit (gone), signed by bob alone; 0-0"
 
 
 def test_names_with_markup_stay_text(odd_pages: dict[str, Path]) -> None:
@@ -410,7 +410,7 @@ def test_odd_pages_in_the_browser(browser: Any, odd_pages: dict[str, Path]) -> N
     assert browser.execute_script("return document.querySelectorAll('b, i').length") == 0
     open_page(browser, odd_pages["forfeit"])
     assert browser.find_element("id", "counter").text == "move 0 of 1"
-    assert "forfeited" in browser.find_element("id", "result").text
+    assert "claims a win by forfeit" in browser.find_element("id", "result").text
     press(browser, "\ue010")  # End
     assert browser.find_element("id", "counter").text == "move 1 of 1"
     browser.get(odd_pages["early"].as_uri())  # forfeited before the deal: nothing to step through

@@ -169,8 +169,11 @@ def _result_text(outcome: Any, names: tuple[str, str]) -> str:
     s = f"{outcome.scores[0]}-{outcome.scores[1]}"
     if outcome.end == "forfeit":
         loser = 1 - (outcome.winner or 0)
-        how = "resigned" if outcome.claimed_by == loser else "forfeited"
-        return f"{names[loser]} {how} ({outcome.reason}); {names[1 - loser]} wins, {s}"
+        if outcome.claimed_by == loser:
+            return f"{names[loser]} resigned ({outcome.reason}); {names[1 - loser]} wins, {s}"
+        # Signed by the winner alone: a claim (e.g. the other side did not come back), as verify says.
+        return (f"{names[1 - loser]} claims a win by forfeit ({outcome.reason}), signed by "
+                f"{names[1 - loser]} alone; {s}")
     if outcome.winner is None:
         return f"shared victory, {s}"
     end = "the stack ran out" if outcome.end == "stack" else "last scoring"
