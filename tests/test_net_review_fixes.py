@@ -99,3 +99,28 @@ async def test_resume_takes_back_our_own_acknowledgement_that_a_power_loss_took(
     assert ra.records == rb_.records
     assert ra.records[ack] == replay.records[ack]  # the very bytes she signed before
     assert verify_file(a).ok and verify_file(b).ok
+
+
+def test_a_forfeit_by_absence_never_takes_the_place_of_our_lost_acknowledgement(tmp_path: Path) -> None:
+    # A power loss took our last ack (sent before its fsync), and the peer, which holds it,
+    # never comes back. The claim must come after that very ack, not at its sequence number:
+    # two different messages of ours for one number would be evidence against us.
+    from basilica_p2p.net.resume import forfeit_by_absence
+    from basilica_p2p.replay.file import ReplayWriter
+
+    path = tmp_path / "full.replay"
+    play_recorded(path, rb.manifest(), Options(), rb.PLAYERS, (RandomBot(1), RandomBot(2)),
+                  nonces=(bytes([1]) * 32, bytes([2]) * 32), game_id=rb.GAME_ID, salts=rb.salts())
+    replay = read_replay(path)
+    envs = [open_envelope(r) for r in replay.records]
+    ack = next(i for i, e in enumerate(envs) if i > 12 and e.type == "ack" and e.sender == rb.ALICE.public)
+    a = rb.write(tmp_path / "p1.replay", replay.header_bytes, replay.records[:ack])
+    side, seat = side_from_replay(a, known_manifests(), rb.ALICE)
+    side.writer.close()
+    side.writer, _ = ReplayWriter.open_append(a)
+    forfeit_by_absence(rb.ALICE, side, seat, 5.0)
+    side.writer.close()
+    mine = read_replay(a).records
+    assert mine[ack] == replay.records[ack]  # the same ack the peer holds, byte for byte
+    assert open_envelope(mine[ack + 1]).type == "forfeit"
+    assert verify_file(a).ok

@@ -47,6 +47,14 @@ class Rendezvous:
 
 def forfeit_by_absence(me: Identity, side: _Side, seat: int, window: float) -> None:
     ref = side.ref
+    if ref.waiting_for() == ("ack", seat) and ref.game is not None and ref.ack_ply is not None:
+        # Our acknowledgement was lost with its unsynced tail, but the peer may hold it: sign it
+        # again (deterministic: the very same bytes) rather than a forfeit at its place, which
+        # would be two different messages of ours for one sequence number.
+        body = {"ply": ref.ack_ply, "state": bytes.fromhex(ref.game.state_hash())}
+        ack = seal(me.key, ref.spec.game, ref.seq, ref.prev, "ack", body)
+        ref.feed(ack)
+        _record(side, ack.raw)
     reason = f"did not come back within {window:g} s"
     env = seal(me.key, ref.spec.game, ref.seq, ref.prev, "forfeit", {"loser": 2 - seat, "reason": reason})
     ref.feed(env)

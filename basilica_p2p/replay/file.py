@@ -213,9 +213,9 @@ class ReplayWriter:
     def append(self, record: bytes, sync: bool = True) -> None:
         """Append one record; with ``sync`` it (and all before it) is on disk when this returns.
 
-        A peer's message may be appended without ``sync``: it only has to be
-        durable before we acknowledge it, and the fsync of our acknowledgement
-        covers it.  If we crash first, the peer still holds it and resends it.
+        A peer's message, or our acknowledgement, may be appended without
+        ``sync``: the next fsync covers it, and if a crash takes it first, the
+        peer still holds it and resends it on resume (docs/network.md).
         """
         if not 0 < len(record) <= MAX_RECORD:
             raise ValueError("record size out of range")
