@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from basilica_p2p.bots import BotFailed, BotSpecError, ExternalBot, RandomBot, close_bot, make_bot
+from basilica_p2p.bots import BotFailed, BotSpecError, ExternalBot, RandomBot, checked_choose, close_bot, make_bot
 from basilica_p2p.bots.external import live_children
 from basilica_p2p.cli import app
 from basilica_p2p.engine import Game, Options, default_manifest, determinize, format_action, observe, parse_action
@@ -542,3 +542,34 @@ async def test_a_python_bot_that_raises_in_a_network_game_resigns_too(tmp_path: 
     assert h.outcome.reason == "bot flaky (player 1) raised RuntimeError: lost my marbles"
     assert verify_file(h.replay).ok and verify_file(j.replay).ok
 
+
+
+def test_under_a_move_time_the_start_and_handshake_count_against_the_decision(tmp_path: Path) -> None:
+    # Over the network a --move-time share covers the whole first decision: a bot that is slow
+    # to start must not answer after the peer could already claim the game.
+    spec = program(tmp_path, "slowstart", handshake='time.sleep(1.5); out("ok basilica-bot 1")')
+    bot = make_bot(spec, M, 1)
+    bot.limit_time(0.6)  # type: ignore[attr-defined]
+    g = Game.new(M, Options(), bytes(32))
+    p = g.to_move
+    assert p is not None
+    try:
+        with pytest.raises(BotFailed) as caught:
+            checked_choose(bot, observe(g, p), g.legal_actions())
+    finally:
+        close_bot(bot)
+    assert "did not answer the handshake" in str(caught.value)
+
+
+def test_a_match_with_a_cmd_bot_and_no_seed_uses_one_the_bot_cannot_guess() -> None:
+    # Games follow from the seed text; with the default '0' a program could rebuild them and
+    # read the stack, so a match with a cmd: bot picks a random seed and says which.
+    seeds = []
+    for _ in range(2):
+        r = runner.invoke(app, ["match", "--p1", SH_BOT, "--p2", "random", "--json"])
+        assert r.exit_code == 0, r.output
+        seeds.append(json.loads(r.stdout)["seed"])
+        assert "chosen at random" in r.stderr
+    assert "0" not in seeds and seeds[0] != seeds[1]
+    plain = runner.invoke(app, ["match", "--p1", "greedy", "--p2", "random", "--json"])
+    assert json.loads(plain.stdout)["seed"] == "0"  # built-in bots keep the reproducible default

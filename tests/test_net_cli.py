@@ -233,6 +233,10 @@ def test_the_joiner_keeps_its_advice(tmp_path: Path) -> None:
     ("env python3 -u /srv/x/c.py", "cmd:c.py"),
     ("sh examples/line_bot.sh", "cmd:line_bot.sh"),
     ("./mybot", "cmd:mybot"),
+    # nothing private is sent: values, KEY=secret words, paths that are not scripts
+    ("env API_KEY=hunter2 ./bot", "cmd:env"),
+    ("sh -c '/home/me/bot --token=abc'", "cmd:sh"),
+    ("java -cp /home/me/secret Main", "cmd:java"),
 ])
 def test_a_cmd_bot_is_named_by_its_program_file_only(command: str, public: str) -> None:
     class Spec:  # what bot_label reads: a cmd: bot's spec (built without starting anything)

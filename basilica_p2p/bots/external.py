@@ -82,6 +82,10 @@ def _show(text: object, limit: int = 60) -> str:
     return "'" + _cut(s, limit) + "'"
 
 
+SCRIPT_SUFFIXES = frozenset({".py", ".sh", ".js", ".mjs", ".ts", ".rb", ".pl", ".php", ".lua", ".r", ".jl", ".jar",
+                             ".bash"})
+
+
 def bot_label(bot: object, public: bool = False) -> str:
     """How a failure names the bot: its spec (``greedy``, ``cmd:./bots/mine --fast``).
 
@@ -100,14 +104,29 @@ def bot_label(bot: object, public: bool = False) -> str:
             argv = label[4:].split()
     interpreters = {"python", "pypy", "node", "ruby", "perl", "sh", "bash", "dash", "zsh", "java", "php", "lua",
                     "rscript", "julia", "deno", "bun", "env"}
+    def interpreter(name: str) -> bool:
+        return name.lower().removesuffix(".exe").rstrip("0123456789.w") in interpreters
+
+    # Only the program's own file name, or a script's when an interpreter runs one; any
+    # other word (a path, an option's value, KEY=secret) may be private and is never sent.
     program = ""
-    for word in argv:
+    for i, word in enumerate(argv):
         name = os.path.basename(word.replace("\\", "/").rstrip("/"))
-        if not name or (program and word.startswith("-")):
-            continue  # an interpreter's option
+        if i == 0:
+            program = name
+            if not interpreter(name):
+                break
+            continue
+        if word == "-c":
+            break  # code on the command line: the interpreter's name only
+        if word.startswith("-") or "=" in word or not name:
+            continue
+        if os.path.splitext(name)[1].lower() in SCRIPT_SUFFIXES:
+            program = name
+            break
+        if not interpreter(name):
+            break
         program = name
-        if name.lower().removesuffix(".exe").rstrip("0123456789.w") not in interpreters:
-            break  # the program itself, or the script an interpreter runs
     return "cmd:" + ("".join(ch for ch in program if ch.isprintable())[:40] or "bot")
 
 
@@ -356,12 +375,17 @@ class ExternalBot:
         self._seat: int | None = None  # in a game as this player, after newgame
         self._known = 0  # history length at our last decision, to tell a new game
         self.pid: int | None = None
+        self._whole = False  # limit_time: one deadline for start, handshake and decision
+        self._due = float("inf")  # that deadline, while a decision is under way
 
     # -- life cycle --
 
     def limit_time(self, seconds: float) -> None:
-        """Lower the time per decision (network play: a share of --move-time)."""
+        """Lower the time per decision (network play: a share of --move-time).  The limit then
+        covers the whole decision: starting the program and a new game's handshake included,
+        so that the peer's move-time claim never crosses our late answer."""
         self.move_time = max(0.05, min(self.move_time, seconds))
+        self._whole = True
 
     def _fail(self, what: str, player: int | None) -> BotFailed:
         e = BotFailed(self.spec, what, player)
@@ -383,7 +407,8 @@ class ExternalBot:
         self.pid = child.proc.pid
         self._finalizer = weakref.finalize(self, child.stop, QUIT_GRACE)
         child.send(f"{PROTOCOL} {VERSION}")
-        line = self._line(time.monotonic() + self.handshake_time, "the handshake", self.handshake_time, player)
+        line = self._line(min(self._due, time.monotonic() + self.handshake_time), "the handshake",
+                          self.handshake_time, player)
         words = line.split()
         if words[:3] != ["ok", PROTOCOL, str(VERSION)]:
             raise self._fail(f"broke the protocol: expected 'ok {PROTOCOL} {VERSION}', got {_show(line)}", player)
@@ -451,7 +476,8 @@ class ExternalBot:
         child.send(f"newgame ruleset={obs.ruleset} festum={yes[obs.festum]} removal={yes[obs.festum_removal]} "
                    f"seat={obs.player + 1} manifest={obs.manifest_hash} seed={self.seed} "
                    f"time={int(self.move_time * 1000)}")
-        line = self._line(time.monotonic() + self.handshake_time, "newgame", self.handshake_time, obs.player)
+        line = self._line(min(self._due, time.monotonic() + self.handshake_time), "newgame", self.handshake_time,
+                          obs.player)
         if line.split() != ["ready"]:
             raise self._fail(f"broke the protocol: expected 'ready', got {_show(line)}", obs.player)
         self._seat = obs.player
@@ -460,6 +486,7 @@ class ExternalBot:
         if self._failed is not None:
             raise BotFailed(self.spec, f"failed before: {self._failed.what}", obs.player)
         player = obs.player
+        self._due = time.monotonic() + self.move_time if self._whole else float("inf")
         child = self._child if self._child is not None else self._start(player)
         self._unexpected(player)
         if self._seat != player or len(obs.history) < self._known:
@@ -471,8 +498,9 @@ class ExternalBot:
         child.send(f"position {len(obs.history)}" + (f" {moves}" if moves else ""))
         child.send("state " + json.dumps(obs.describe(), separators=(",", ":")))
         child.send(f"legal {len(legal)} {options}")
-        ms = int(self.move_time * 1000)
-        deadline = time.monotonic() + self.move_time
+        deadline = min(self._due, time.monotonic() + self.move_time)
+        # The time left, which is the whole move time unless starting the program used some.
+        ms = max(1, round((deadline - time.monotonic()) * 1000)) if self._whole else int(self.move_time * 1000)
         child.send(f"go time={ms} decision={pend.kind if pend else 'main'} turn={obs.turn}")
         line = self._line(deadline, "its decision", self.move_time, player)
         word, _, text = line.partition(" ")
