@@ -125,7 +125,8 @@ def match(
                            "or cmd:PROGRAM (docs/bots.md)."),
     p2: str = typer.Option("random", "--p2", help="Bot for player 2 (as --p1)."),
     games: int = typer.Option(1, "--games", "-n", min=1, max=1_000_000, help="Number of games to play."),
-    seed: str = typer.Option("0", "--seed", help="Any text; every game's seed is derived from it."),
+    seed: Optional[str] = typer.Option(None, "--seed", help="Any text; every game's seed is derived from it "
+                                       "(default '0', or random text when a cmd: bot plays)."),
     ruleset: Ruleset = typer.Option(Ruleset.PORTAL2022.value, "--ruleset", case_sensitive=False,
                                     help="classic (2010) or portal2022."),
     festum: bool = typer.Option(False, "--festum", metavar="", help="Play with the Festum Fatuorum expansion (portal2022)."),
@@ -149,6 +150,7 @@ def match(
     try:
         # Built-in names are case-blind; module:Class and cmd:PROGRAM keep their case.
         p1, p2 = (b.strip() if ":" in b else b.strip().lower() for b in (p1, p2))
+        seed = match_seed(seed, [p1, p2])
         config = MatchConfig(p1=p1, p2=p2, games=games, seed=seed, ruleset=ruleset,
                              festum=festum, festum_removal=festum_removal)
         identities = None
@@ -430,6 +432,25 @@ def _net_options(
     return config
 
 
+def match_seed(seed: Optional[str], specs: list[str]) -> str:
+    """--seed, or its default: '0', but random text when a program outside this one plays.
+
+    Games follow from the seed text, so a cmd: bot that guessed a known seed could rebuild
+    the games and read the stack; a seed it cannot guess keeps the stack hidden.  The
+    random seed is printed so that the games can be played again.
+    """
+    import secrets
+
+    if seed is not None:
+        return seed
+    if not any(s.strip().lower().startswith("cmd:") for s in specs):
+        return "0"
+    chosen = secrets.token_hex(8)
+    typer.echo(f"seed {chosen!r}, chosen at random so that no cmd: bot can guess the games "
+               "(pass --seed to play them again)", err=True)
+    return chosen
+
+
 def user_identity(home: Path):  # type: ignore[no-untyped-def]
     """The person's identity under ``home``, made on first use (named after the login name)."""
     from .identity import IdentityError, create_identity, default_name, load_identity
@@ -665,7 +686,8 @@ def tournament_cmd(
     bots: str = typer.Option(..., "--bots", help="Comma-separated bots, e.g. random,greedy,mymod:MyBot."),
     games: int = typer.Option(10, "--games", "-n", min=1, max=100_000, help="Games per pair of bots."),
     jobs: int = typer.Option(2, "--jobs", "-j", min=1, max=64, help="Worker processes."),
-    seed: str = typer.Option("0", "--seed", help="Any text; every game's seed is derived from it."),
+    seed: Optional[str] = typer.Option(None, "--seed", help="Any text; every game's seed is derived from it "
+                                       "(default '0', or random text when a cmd: bot plays)."),
     ruleset: Ruleset = typer.Option(Ruleset.PORTAL2022.value, "--ruleset", case_sensitive=False,
                                     help="classic (2010) or portal2022."),
     festum: bool = typer.Option(False, "--festum", metavar="", help="Play with the festum expansion."),
@@ -688,6 +710,7 @@ def tournament_cmd(
     names = [b.strip() for b in bots.split(",") if b.strip()]
     if len(names) < 2 or len(set(names)) != len(names):
         raise fail("--bots needs at least two different bots, e.g. --bots random,greedy")
+    seed = match_seed(seed, names)
     try:
         for b in names:
             make_bot(b, default_manifest(), 0)
