@@ -230,6 +230,7 @@ class Connection:
         # While a person decides nobody reads the socket: a failed keepalive cancels this
         # scope, so that they learn at once that the other side has gone.
         self.deciding: trio.CancelScope | None = None
+        self.broken = False  # a keepalive could not be sent
 
     async def keepalive(self) -> None:
         """Send a ping every ``ping_interval``; run in a nursery for the connection's life."""
@@ -239,6 +240,7 @@ class Connection:
             try:
                 await self.framed.send_control("ping", n=self._pings)
             except (PeerClosed, PeerTimeout):
+                self.broken = True
                 if self.deciding is not None:
                     self.deciding.cancel()
                 return  # otherwise the reader notices the broken connection and says so
@@ -709,6 +711,8 @@ async def _decide(agent: Agent, g: Game, seat: int, conn: Connection | None = No
     legal = g.legal_actions()
     obs = observe(g, seat)
     if getattr(agent, "blocking", False):
+        if conn is not None and conn.broken:
+            raise PeerGone("the other side has gone: the connection broke")
         # A person (or a slow bot) thinks in a worker thread, so that keepalives flow meanwhile.
         with trio.CancelScope() as scope:
             if conn is not None:
