@@ -230,9 +230,11 @@ class _Child:
                 line = stream.readline(MAX_LINE + 2)  # room for "\r\n"
                 if not line:
                     break
-                if not line.endswith(b"\n") and len(line) >= MAX_LINE + 2:
+                if len(line.rstrip(b"\r\n")) > MAX_LINE:
                     self.lines.put((_LONG, b""))
                     return
+                if not line.endswith(b"\n"):
+                    break  # a last line cut off by the end of output is no answer
                 self.lines.put((_LINE, line))
         except (OSError, ValueError):
             pass
