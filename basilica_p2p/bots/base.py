@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import hashlib
+import random
 from collections.abc import Sequence
 from typing import Protocol
 
-from ..engine import Action, Manifest, Observation
+from ..engine import Action, Game, Manifest, Observation, determinize
 
 
 class Bot(Protocol):
@@ -21,6 +22,19 @@ class Bot(Protocol):
 
 class BotSpecError(ValueError):
     """A bot name that is not known."""
+
+
+def sample_game(obs: Observation, manifest: Manifest, rng: random.Random) -> Game:
+    """A whole game consistent with ``obs``, its hidden part drawn from ``rng``: how a bot (or
+    the terminal client, to explain a refusal) looks ahead without the real hidden state."""
+    seed = rng.randbytes(32)
+
+    def shuffle(items: list[int]) -> list[int]:
+        out = list(items)
+        rng.shuffle(out)
+        return out
+
+    return determinize(obs, manifest, shuffle, seed)
 
 
 def bot_rng_seed(game_seed: bytes, seat: int) -> int:

@@ -13,7 +13,8 @@ from __future__ import annotations
 import random
 from collections.abc import Sequence
 
-from ..engine import Action, Game, Manifest, Observation, determinize
+from ..engine import Action, Game, Manifest, Observation
+from .base import sample_game
 
 COIN_VALUE = 0.6
 SUPPLY_VALUE = 0.15
@@ -43,15 +44,10 @@ class GreedyBot:
         self._manifest = manifest
         self._rng = random.Random(seed)
 
-    def _shuffle(self, items: list[int]) -> list[int]:
-        out = list(items)
-        self._rng.shuffle(out)
-        return out
-
     def choose(self, obs: Observation, legal: Sequence[Action]) -> Action:
         if len(legal) == 1:
             return legal[0]
-        sample = determinize(obs, self._manifest, self._shuffle, self._rng.randbytes(32))
+        sample = sample_game(obs, self._manifest, self._rng)
         me = obs.player
         best: list[Action] = []
         best_value = float("-inf")

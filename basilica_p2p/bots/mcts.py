@@ -29,7 +29,8 @@ import random
 import time as _time
 from collections.abc import Sequence
 
-from ..engine import Action, Game, Manifest, Observation, determinize
+from ..engine import Action, Game, Manifest, Observation
+from .base import sample_game
 from .greedy import evaluate
 
 DEFAULT_TIME = 0.5
@@ -82,11 +83,6 @@ class MctsBot:
         self.scale = scale
         self.last_iterations = 0
 
-    def _shuffle(self, items: list[int]) -> list[int]:
-        out = list(items)
-        self._rng.shuffle(out)
-        return out
-
     def choose(self, obs: Observation, legal: Sequence[Action]) -> Action:
         if len(legal) == 1:
             return legal[0]
@@ -102,7 +98,7 @@ class MctsBot:
                     break
             elif n > 0 and _time.perf_counter() >= deadline:  # type: ignore[operator]
                 break
-            g = determinize(obs, self._manifest, self._shuffle, self._rng.randbytes(32))
+            g = sample_game(obs, self._manifest, self._rng)
             self._iterate(root, g, me, legal_set)
             n += 1
         self.last_iterations = n

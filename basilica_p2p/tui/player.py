@@ -31,7 +31,6 @@ from ..engine import (
     NotationError,
     Observation,
     ScoringResult,
-    determinize,
     format_action,
     observe,
     parse_action,
@@ -332,9 +331,10 @@ class TerminalPlayer:
             return ""
         import random
 
-        rng = random.Random(0)
+        from ..bots.base import sample_game
+
         try:
-            g = determinize(self.view, self.manifest, lambda xs: rng.sample(xs, len(xs)), bytes(32))
+            g = sample_game(self.view, self.manifest, random.Random(0))
             g.apply(action)
         except EngineError as e:
             return str(e)
