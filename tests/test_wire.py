@@ -13,11 +13,21 @@ from typing import Any
 
 import msgpack
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 import replay_builders as rb
-from basilica_p2p.wire import MAX_MESSAGE, SCHEMAS, ProtocolError, decode, encode, open_envelope, seal
+from basilica_p2p.wire import (
+    MAX_MESSAGE,
+    SCHEMAS,
+    ProtocolError,
+    commitment,
+    decode,
+    encode,
+    jester_commitment,
+    open_envelope,
+    seal,
+)
 from basilica_p2p.wire.envelope import PAYLOAD_FIELDS, PROTOCOL_VERSION, TAG
 
 FAST = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -501,3 +511,31 @@ def test_any_signed_payload_opens_or_raises_a_protocol_error(p: dict[str, Any]) 
     else:
         assert env.raw == raw
         assert same(env.body, p["body"])
+
+
+# --- commitments bind the committer's key ----------------------------------------------------
+
+
+keys32 = st.binary(min_size=32, max_size=32)
+
+
+@FAST
+@given(keys32, keys32, keys32, keys32)
+def test_a_commitment_under_another_key_is_another_commitment(game: bytes, key: bytes, other: bytes,
+                                                              nonce: bytes) -> None:
+    # Only the golden vectors caught a commitment that left the key out; without the key a peer
+    # could copy the other side's commitment and reveal the same nonce after it (wire/commit.py).
+    assume(key != other)
+    assert commitment(game, key, nonce) != commitment(game, other, nonce)
+    assert jester_commitment(game, key, 7, "colour-red", nonce) != jester_commitment(game, other, 7, "colour-red", nonce)
+
+
+def test_a_commitment_is_bound_to_each_of_its_inputs() -> None:
+    game, key, nonce = bytes(range(32)), rb.ALICE.public, bytes([9]) * 32
+    base = commitment(game, key, nonce)
+    variants = {
+        "game": commitment(bytes(32), key, nonce),
+        "key": commitment(game, rb.BOB.public, nonce),
+        "nonce": commitment(game, key, bytes(32)),
+    }
+    assert [what for what, c in variants.items() if c == base] == []
