@@ -10,6 +10,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .errors import ProtocolError
+from .text import is_text
 
 SHUFFLE_SCHEME = "commit-reveal-v1"
 
@@ -25,7 +26,8 @@ def _bin32(v: Any) -> bool:
 
 
 def _text(limit: int) -> Checker:
-    return lambda v: isinstance(v, str) and 0 < len(v) <= limit and v.isprintable()
+    # Not str.isprintable(): its answer follows the running Python's Unicode version.
+    return lambda v: is_text(v, limit)
 
 
 def _bool(v: Any) -> bool:
