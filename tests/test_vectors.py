@@ -7,6 +7,7 @@ from __future__ import annotations
 import hashlib
 import json
 import struct
+import unicodedata
 import zlib
 from pathlib import Path
 from typing import Any
@@ -17,7 +18,9 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
 from basilica_p2p.engine import Game, Options, default_manifest
+from basilica_p2p.engine.manifest import parse_manifest
 from basilica_p2p.replay.verify import verify_file
+from basilica_p2p.wire.text import is_text
 from basilica_p2p.wire.vectors import FILES, build_vectors, main
 
 from helpers import ref_below, ref_shuffle, ref_u64
@@ -223,3 +226,108 @@ def test_replay_framing_chain_and_signatures_by_hand() -> None:
 def test_the_replay_verifies() -> None:
     verdict = verify_file(VECTORS / "small.replay")
     assert verdict.ok, verdict.error
+
+
+def test_result_state_is_the_last_acknowledged_state() -> None:
+    # PROTOCOL.md section 6, End: a game decided on the board ends with an ack,
+    # and both results sign the state that ack acknowledged.
+    payloads = [msgpack.unpackb(payload_of(r), raw=False) for r in split_replay((VECTORS / "small.replay").read_bytes())[1:]]
+    acks = [p["body"] for p in payloads if p["type"] == "ack"]
+    assert [p["type"] for p in payloads[-3:]] == ["ack", "result", "result"]
+    results = [p["body"] for p in payloads[-2:]]
+    assert results[0] == results[1]
+    assert results[0]["state"] == acks[-1]["state"]
+    assert acks[-1]["ply"] == max(a["ply"] for a in acks)
+
+
+# --- manifest.json ------------------------------------------------------------
+
+COLOUR_BITS = {"Y": 1, "B": 2, "R": 4, "G": 8}
+
+
+def manifest_canonical_by_hand(text: str) -> bytes:
+    """MANIFEST.md "Hash", written from the document: defaults filled in, the name left out."""
+    m = json.loads(text)
+    supply = m.get("supply", {"builders": 5, "promotion_tokens": 4, "coins": 1})
+    festum = m.get("festum", {"tiles": [], "altar_tokens": 0})
+
+    def tiles(ts: list[dict[str, Any]]) -> list[list[Any]]:
+        return [[t["id"], sum(COLOUR_BITS[c] for c in t["colors"].split("/")), t["crown"], t["order"], t["paid"]]
+                for t in ts]
+
+    value = ["basilica-manifest/1", m["crown_spaces"], m.get("order_faces_show_crown", False),
+             [supply["builders"], supply["promotion_tokens"], supply["coins"]],
+             tiles(m["tiles"]), tiles(festum["tiles"]), festum["altar_tokens"]]
+    return msgpack.packb(value, use_bin_type=True)  # type: ignore[no-any-return]
+
+
+def test_manifest_hashes_from_the_documented_formula() -> None:
+    v = load("manifest.json")
+    cases = {c["name"]: c for c in v["cases"]}
+    for case in v["cases"]:
+        canonical = manifest_canonical_by_hand(case["json"])
+        assert canonical.hex() == case["canonical"], case["name"]
+        assert sha(canonical).hex() == case["hash"], case["name"]
+    # What is not hashed (the name, key order, a default written out) does not change the hash...
+    assert cases["minimal"]["hash"] == cases["defaults-written-out"]["hash"]
+    # ...and every field the non-default case changes does.
+    assert cases["non-default"]["hash"] != cases["minimal"]["hash"]
+    nd = json.loads(cases["non-default"]["json"])
+    assert nd["order_faces_show_crown"] is True and nd["supply"] != {"builders": 5, "promotion_tokens": 4, "coins": 1}
+    assert nd["festum"]["tiles"] and nd["festum"]["altar_tokens"] > 0
+    # The absent festum is hashed as no tiles and 0 Altar tokens: the array ends 90 00.
+    assert cases["minimal"]["canonical"].endswith("9000")
+    default = v["default"]
+    text = (VECTORS.parent / "manifest.json").read_text(encoding="utf-8")
+    assert default["file"] == "../manifest.json"
+    assert manifest_canonical_by_hand(text).hex() == default["canonical"]
+    assert sha(h(default["canonical"])).hex() == default["hash"] == load("commit-reveal.json")["inputs"]["manifest"]
+
+
+def test_manifest_hashes_agree_with_the_engine() -> None:
+    for case in load("manifest.json")["cases"]:
+        assert parse_manifest(case["json"]).hash == case["hash"], case["name"]
+
+
+# --- text.json ----------------------------------------------------------------
+
+
+def ranges_by_hand(version: str) -> str:
+    """The allowed ranges from the categories, as PROTOCOL.md section 4 states the rule."""
+    assert unicodedata.unidata_version == version, "recomputing the table needs Python 3.11's Unicode database"
+    excluded = {"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp", "Zs"}
+    allowed = [cp == 0x20 or unicodedata.category(chr(cp)) not in excluded for cp in range(0x110000)]
+    out, cp = [], 0
+    while cp < 0x110000:
+        if allowed[cp]:
+            start = cp
+            while cp + 1 < 0x110000 and allowed[cp + 1]:
+                cp += 1
+            out.append(f"{start:04X}-{cp:04X}")
+        cp += 1
+    return " ".join(out)
+
+
+def test_text_ranges_are_unicode_14_categories() -> None:
+    v = load("text.json")
+    assert v["unicode_version"] == "14.0.0"
+    assert v["excluded_categories"] == ["Cc", "Cf", "Cn", "Co", "Cs", "Zl", "Zp", "Zs"]
+    assert v["ranges"] == ranges_by_hand(v["unicode_version"])
+
+
+def test_text_cases_follow_the_ranges() -> None:
+    v = load("text.json")
+    ranges = [tuple(int(x, 16) for x in r.split("-")) for r in v["ranges"].split()]
+
+    def allowed(cp: int) -> bool:
+        return any(a <= cp <= b for a, b in ranges)
+
+    oks = set()
+    for case in v["cases"]:
+        text = h(case["utf8"]).decode("utf-8")
+        assert " ".join(f"U+{ord(c):04X}" for c in text) == case["code_points"]
+        expected = 1 <= len(text) <= case["n"] and all(allowed(ord(c)) for c in text)
+        assert case["ok"] == expected, case["why"]
+        assert is_text(text, case["n"]) == expected, case["why"]
+        oks.add(case["ok"])
+    assert oks == {True, False}

@@ -26,12 +26,14 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from ..bots.random_bot import RandomBot
 from ..engine import Game, Options, default_manifest, format_action, observe
+from ..engine.manifest import parse_manifest
 from ..engine.rng import FESTUM_REMOVAL, FIRST_PLAYER, SHUFFLE, SeedStream, first_player, reshuffle_label, shuffled
 from ..identity import Identity
 from ..replay.file import parse
 from ..replay.local import play_recorded
 from .commit import commitment, game_seed, jester_commitment
 from .envelope import PROTOCOL_VERSION, TAG, open_envelope
+from .text import BOUNDS, EXCLUDED_CATEGORIES, UNICODE_VERSION, is_text
 
 KEY_SEEDS = (bytes([1]) * 32, bytes([2]) * 32)
 NAMES = ("alice", "bob")
@@ -45,7 +47,82 @@ BOT_SEEDS = (1927, 1928)
 JESTER_PLY, JESTER_ACTION, JESTER_SALT = 7, "J:c2=G", bytes([0xC3]) * 32
 STATE_PLIES = 5
 
-FILES = ("commit-reveal.json", "envelope.json", "state-hash.json", "small.replay")
+FILES = ("commit-reveal.json", "envelope.json", "state-hash.json", "small.replay", "manifest.json", "text.json")
+
+# Manifest inputs for the hash (protocol/MANIFEST.md "Hash"), as JSON texts.
+# The first two differ only in what is not hashed or is a default written
+# out, so they share a hash; the third sets every optional field to
+# something else, with wild tiles spelt in both letter orders and ids out of
+# order (the hash keeps file order).
+_SIX_TILES = """[
+    {"id": 1, "colors": "Y", "crown": true, "order": "PROMOTE", "paid": true},
+    {"id": 2, "colors": "B", "crown": false, "order": "MOVE", "paid": false},
+    {"id": 3, "colors": "R", "crown": false, "order": "RECRUIT", "paid": false},
+    {"id": 4, "colors": "G", "crown": true, "order": "CONFUSE", "paid": true},
+    {"id": 5, "colors": "Y/B", "crown": false, "order": "STAINED_GLASS", "paid": false},
+    {"id": 6, "colors": "R/G", "crown": false, "order": "DISASTER", "paid": false}
+  ]"""
+MANIFEST_CASES: tuple[tuple[str, str, str], ...] = (
+    ("minimal",
+     "Only the required fields: no name, order_faces_show_crown, supply or festum.",
+     '{"schema": "basilica-manifest/1", "crown_spaces": [3, 7],\n  "tiles": ' + _SIX_TILES + "}\n"),
+    ("defaults-written-out",
+     "The minimal manifest with a name, the fields in another order, and the defaults written out "
+     "(order_faces_show_crown false, supply 5/4/1, festum with no tiles and 0 Altar tokens): the same hash.",
+     '{"tiles": ' + _SIX_TILES + ',\n  "festum": {"altar_tokens": 0, "tiles": []},\n'
+     '  "supply": {"coins": 1, "promotion_tokens": 4, "builders": 5},\n  "name": "my copy",\n'
+     '  "order_faces_show_crown": false, "crown_spaces": [3, 7], "schema": "basilica-manifest/1"}\n'),
+    ("non-default",
+     "Every optional field set to a non-default value; ids out of order and large; wild tiles written "
+     "'B/Y' and 'G/R' (the same colour bits as 'Y/B' and 'R/G').",
+     '{"schema": "basilica-manifest/1", "name": "house rules", "crown_spaces": [5, 200, 1000],\n'
+     '  "order_faces_show_crown": true,\n  "supply": {"builders": 3, "promotion_tokens": 0, "coins": 0},\n'
+     '  "tiles": [\n'
+     '    {"id": 1000000, "colors": "B/Y", "crown": true, "order": "RECRUIT", "paid": true},\n'
+     '    {"id": 300, "colors": "G", "crown": false, "order": "SCAFFOLDING", "paid": false},\n'
+     '    {"id": 2, "colors": "G/R", "crown": true, "order": "MOVE", "paid": false},\n'
+     '    {"id": 70000, "colors": "R", "crown": false, "order": "CONFUSE", "paid": false},\n'
+     '    {"id": 5, "colors": "Y", "crown": false, "order": "PROMOTE", "paid": false},\n'
+     '    {"id": 6, "colors": "B", "crown": true, "order": "DISASTER", "paid": false}\n  ],\n'
+     '  "festum": {"tiles": [\n'
+     '    {"id": 7, "colors": "Y", "crown": true, "order": "ALTAR", "paid": false},\n'
+     '    {"id": 4, "colors": "B/G", "crown": false, "order": "PROMOTE", "paid": true}\n'
+     '  ], "altar_tokens": 300}}\n'),
+)
+
+# Strings for the text(N) rule (PROTOCOL.md section 4): (text, N, why).
+TEXT_CASES: tuple[tuple[str, int, str], ...] = (
+    ("alice", 64, "printable ASCII"),
+    ("", 64, "empty: at least 1 code point"),
+    ("a" * 64, 64, "exactly N code points"),
+    ("a" * 65, 64, "N + 1 code points"),
+    ("\u00e9" * 64, 64, "N code points in 2N bytes: the limit counts code points, not bytes"),
+    (" ", 32, "U+0020 SPACE alone: the one printable Zs"),
+    ("alice ", 64, "a trailing space"),
+    ("Zo\u00eb \u03a9", 64, "Latin-1 letter and Greek (Ll, Lu)"),
+    ("e\u0301", 64, "a combining mark (Mn) is printable"),
+    ("\u0301", 64, "a combining mark alone too"),
+    ("\U0001f600", 64, "U+1F600 (So), 4 bytes of UTF-8"),
+    ("\U0001faf0", 64, "U+1FAF0 (So), assigned in Unicode 14.0"),
+    ("\U0001fae8", 64, "U+1FAE8: assigned in Unicode 15.0, so Cn in 14.0.0"),
+    ("\u0cf3", 64, "U+0CF3: assigned in Unicode 15.0, so Cn in 14.0.0"),
+    ("\u2ffc", 64, "U+2FFC: assigned in Unicode 15.1, so Cn in 14.0.0"),
+    ("\U0001fae9", 64, "U+1FAE9: assigned in Unicode 16.0, so Cn in 14.0.0"),
+    ("a\u0378", 64, "U+0378 (Cn, unassigned)"),
+    ("a\tb", 64, "U+0009 TAB (Cc)"),
+    ("a\nb", 64, "U+000A LINE FEED (Cc)"),
+    ("\x7f", 64, "U+007F DELETE (Cc)"),
+    ("a\x85", 64, "U+0085 NEXT LINE (Cc)"),
+    ("a\u00a0b", 64, "U+00A0 NO-BREAK SPACE (Zs)"),
+    ("a\u3000b", 64, "U+3000 IDEOGRAPHIC SPACE (Zs)"),
+    ("soft\u00adhyphen", 64, "U+00AD SOFT HYPHEN (Cf)"),
+    ("a\u200bb", 64, "U+200B ZERO WIDTH SPACE (Cf)"),
+    ("\ufeffalice", 64, "U+FEFF BYTE ORDER MARK (Cf)"),
+    ("a\u2028b", 64, "U+2028 LINE SEPARATOR (Zl)"),
+    ("a\u2029b", 64, "U+2029 PARAGRAPH SEPARATOR (Zp)"),
+    ("\ue000", 64, "U+E000 (Co, private use)"),
+    ("\U000f0000", 64, "U+F0000 (Co, private use plane)"),
+)
 
 
 def identities() -> tuple[Identity, Identity]:
@@ -172,6 +249,32 @@ def small_replay() -> bytes:
         return path.read_bytes()
 
 
+def manifest_hashes() -> dict[str, Any]:
+    def entry(m: Any) -> dict[str, Any]:
+        canonical = msgpack.packb(m.canonical(), use_bin_type=True)
+        return {"canonical": canonical.hex(), "hash": m.hash}
+
+    return {
+        "description": "Manifest hashes (MANIFEST.md, Hash): each input JSON text, the msgpack bytes that are "
+                       "hashed (defaults filled in) and their SHA-256. Binary values are hex.",
+        "cases": [{"name": name, "about": about, "json": text, **entry(parse_manifest(text))}
+                  for name, about, text in MANIFEST_CASES],
+        "default": {"file": "../manifest.json", **entry(default_manifest())},
+    }
+
+
+def text_rule() -> dict[str, Any]:
+    return {
+        "description": f"The text(N) rule (PROTOCOL.md section 4) under Unicode {UNICODE_VERSION}: the allowed "
+                       "code point ranges (first-last, inclusive, hex) and example strings with their UTF-8 bytes.",
+        "unicode_version": UNICODE_VERSION,
+        "excluded_categories": sorted(EXCLUDED_CATEGORIES),
+        "ranges": " ".join(f"{BOUNDS[i]:04X}-{BOUNDS[i + 1] - 1:04X}" for i in range(0, len(BOUNDS), 2)),
+        "cases": [{"n": n, "utf8": text.encode("utf-8").hex(), "code_points": " ".join(f"U+{ord(c):04X}" for c in text),
+                   "ok": is_text(text, n), "why": why} for text, n, why in TEXT_CASES],
+    }
+
+
 def _json(value: dict[str, Any]) -> bytes:
     return (json.dumps(value, indent=2) + "\n").encode("utf-8")
 
@@ -184,6 +287,8 @@ def build_vectors() -> dict[str, bytes]:
         "envelope.json": _json(envelope(replay)),
         "state-hash.json": _json(state_hash()),
         "small.replay": replay,
+        "manifest.json": _json(manifest_hashes()),
+        "text.json": _json(text_rule()),
     }
 
 
