@@ -344,8 +344,10 @@ def replay_export(
     if out is None:
         typer.echo(text, nl=False)
     else:
+        from .safefile import write_atomically
+
         try:
-            out.write_text(text)
+            write_atomically(out, text)
         except OSError as e:
             raise fail(f"cannot write {out}: {e.strerror}") from None
 

@@ -14,6 +14,7 @@ that game by forfeit; the result's ``end`` says why, and the tournament goes on.
 from __future__ import annotations
 
 import csv
+import io
 import json
 import math
 import statistics
@@ -28,6 +29,7 @@ from typing import Any
 from .bots import BotFailed, bot_rng_seed, make_bot
 from .engine import Game, Options, default_manifest
 from .match import FORFEIT, finish_bots, game_seed, outcome, play_game
+from .safefile import write_atomically
 
 ELO_SCALE = 400.0
 BASE_RATING = 1500.0
@@ -205,14 +207,15 @@ def save(out: Path, bots: list[str], games: int, seed: str, options: Options, re
         "games": [asdict(r) for r in results],
     }
     json_path = out / "tournament.json"
-    json_path.write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
+    write_atomically(json_path, json.dumps(data, indent=1) + "\n")
     csv_path = out / "standings.csv"
-    with open(csv_path, "w", newline="", encoding="utf-8") as f:
-        w = csv.writer(f)
-        w.writerow(["bot", "games", "wins", "draws", "losses", "forfeits", "elo", "elo_low", "elo_high"])
-        for s in table:
-            w.writerow([s.bot, s.games, s.wins, s.draws, s.losses, s.forfeits, f"{s.elo:.1f}", f"{s.elo_low:.1f}",
-                        f"{s.elo_high:.1f}"])
+    buf = io.StringIO(newline="")
+    w = csv.writer(buf)
+    w.writerow(["bot", "games", "wins", "draws", "losses", "forfeits", "elo", "elo_low", "elo_high"])
+    for s in table:
+        w.writerow([s.bot, s.games, s.wins, s.draws, s.losses, s.forfeits, f"{s.elo:.1f}", f"{s.elo_low:.1f}",
+                    f"{s.elo_high:.1f}"])
+    write_atomically(csv_path, buf.getvalue())
     return json_path, csv_path
 
 

@@ -25,7 +25,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..safefile import sync_directory
 from ..wire import MAX_MESSAGE, ProtocolError, SHUFFLE_SCHEME, decode, encode
+from ..wire.text import is_text
 
 MAGIC = b"BASILREP"
 FORMAT_VERSION = 1
@@ -82,7 +84,7 @@ class Header:
             and isinstance(m["shuffle"], str) and isinstance(m["game"], bytes) and len(m["game"]) == 32
             and isinstance(m["players"], list) and len(m["players"]) == 2
             and all(isinstance(p, list) and len(p) == 2 and isinstance(p[0], bytes) and len(p[0]) == 32
-                    and isinstance(p[1], str) and 0 < len(p[1]) <= 64 and p[1].isprintable()
+                    and is_text(p[1], 64)
                     for p in m["players"])
         )
         if not ok:
@@ -106,20 +108,6 @@ class ReplayFile:
     records: list[bytes]  # envelope bytes, record 1 onwards
     offsets: list[int]  # byte offset of each record (0 = the header)
     torn: TornTail | None
-
-
-def sync_directory(folder: Path) -> None:
-    """fsync a directory, making the creation or renaming of a file in it durable (POSIX only)."""
-    try:
-        fd = os.open(folder, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass  # some file systems do not allow it; the file's own data is synced regardless
-    finally:
-        os.close(fd)
 
 
 def frame(data: bytes) -> bytes:

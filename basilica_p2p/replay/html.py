@@ -18,13 +18,12 @@ from __future__ import annotations
 
 import html
 import json
-import os
 import re
-import tempfile
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from .. import safefile
 from ..describe import describe_action
 from ..engine import Game, Manifest, Ruleset, format_cell, observe, parse_action
 from ..engine.components import COLOR_LETTER, COLOR_NAME, RANK_LETTER, RANK_NAME, color_count, format_colors
@@ -278,24 +277,10 @@ def render_html(data: dict[str, Any]) -> str:
 
 
 def write_atomically(out: Path, text: str) -> None:
-    """Write ``out`` whole or not at all: a temporary file in the same folder, then a rename."""
-    folder = out.parent if str(out.parent) else Path(".")
+    """Write ``out`` whole or not at all (see :mod:`basilica_p2p.safefile`)."""
     try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{out.name}.", suffix=".tmp", dir=folder)
+        safefile.write_atomically(out, text, 0o644)
     except OSError as e:
-        raise OutputError(f"cannot write {out}: {e.strerror}") from None
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, out)
-    except OSError as e:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
         raise OutputError(f"cannot write {out}: {e.strerror}") from None
 
 

@@ -1,0 +1,87 @@
+"""Creating files safely in folders other people may write to.
+
+A replay folder can be shared (a club's `/srv/basilica`, a synced folder).
+Anyone who can write there can plant a symbolic link under the name we are
+about to use: a plain ``open(path, "w")`` would then truncate the link's
+target, or put a secret into a world-readable file of the attacker's choice.
+So every file the client creates goes through one of two recipes:
+
+* :func:`create_new`: ``O_CREAT | O_EXCL | O_NOFOLLOW``. The name must not
+  exist at all; a planted link (or any file) makes it fail, never followed.
+* :func:`write_atomically`: a fresh temporary name made the same way in the
+  same folder, written, fsynced, given its mode and renamed over ``path``.
+  A rename replaces a link at ``path`` itself and never writes through it,
+  and readers see the old file or the new one, never half of either.
+
+Both set the mode with ``fchmod`` on the open file, so the umask cannot widen
+it.  Errors are ``OSError`` as from ``open``; callers turn them into one line.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+from pathlib import Path
+
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_EXCL = os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
+
+
+def sync_directory(folder: Path) -> None:
+    """fsync a directory, making the creation or renaming of a file in it durable (POSIX only)."""
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass  # some file systems do not allow it; the file's own data is synced regardless
+    finally:
+        os.close(fd)
+
+
+def _write_fd(fd: int, data: bytes, mode: int) -> None:
+    try:
+        os.fchmod(fd, mode)
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view):]
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _as_bytes(data: bytes | str) -> bytes:
+    return data.encode("utf-8") if isinstance(data, str) else data
+
+
+def create_new(path: Path, data: bytes | str, mode: int = 0o644) -> None:
+    """Create ``path``, which must not exist (not even as a dangling link), holding ``data``."""
+    fd = os.open(path, _EXCL, mode)
+    try:
+        _write_fd(fd, _as_bytes(data), mode)
+    except OSError:
+        try:
+            os.unlink(path)
+        except OSError:
+            pass
+        raise
+    sync_directory(path.parent)
+
+
+def write_atomically(path: Path, data: bytes | str, mode: int = 0o644) -> None:
+    """Replace ``path`` with ``data`` whole or not at all, never writing through a link."""
+    folder = path.parent if str(path.parent) else Path(".")
+    tmp = folder / f".{path.name}.{secrets.token_hex(6)}.tmp"
+    fd = os.open(tmp, _EXCL, mode)
+    try:
+        _write_fd(fd, _as_bytes(data), mode)
+        os.replace(tmp, path)
+    except OSError:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+    sync_directory(folder)  # the rename itself must survive a power loss
