@@ -239,40 +239,71 @@ def id_rename(
 
 @app.command("verify")
 def verify(
-    files: list[Path] = typer.Argument(..., help="Replay files to check (or evidence files with --evidence)."),
+    files: list[Path] = typer.Argument(None, help="Replay files to check, and evidence files to confirm."),
     as_json: bool = typer.Option(False, "--json", metavar="", help="Print one JSON verdict per file, as a list."),
     manifest: list[Path] = typer.Option([], "--manifest", metavar="FILE", help="A manifest the games may use (repeatable)."),
-    evidence: bool = typer.Option(False, "--evidence", metavar="",
-                                  help="The files are evidence that a peer signed two different messages "
-                                  "for one sequence number; confirm it."),
+    evidence: Optional[Path] = typer.Option(
+        None, "--evidence", metavar="FILE",
+        help="With replay files: if two files of one game hold two histories signed by one key, write the "
+        "proof to FILE (which must not exist). Alone: FILE is such a proof; confirm it."),
 ) -> None:
     """Check replays end to end: signatures, hash chain, commit-reveal, every action, every state hash, the result.
 
-    Needs no private key and no network. Exit 0 if every file is a valid, finished game; 1 otherwise.
+    Files of the same game are also checked against each other: they must agree (one may be a prefix of the
+    other). Where they part, every key that signed records on both branches is named: proof of cheating.
+    Evidence files (from --evidence, or written by a live game) are recognised and confirmed.
+
+    Needs no private key and no network. Exit 0 if every replay is a valid, finished game, the replays of each
+    game agree and every evidence file is confirmed; 1 otherwise.
     """
+    from .replay.evidence import check_evidence, is_evidence_file
+    from .replay.forks import find_forks
     from .replay.verify import verify_file
 
-    if evidence:
-        from .replay.evidence import check_evidence
-
-        results = [check_evidence(path) for path in files]
-        if as_json:
-            typer.echo(json.dumps([{"path": r.path, "confirmed": r.ok, "message": r.message} for r in results]))
-        else:
-            for r in results:
-                typer.echo(r.line(), err=not r.ok)
-        if not all(r.ok for r in results):
-            raise typer.Exit(1)
-        return
-
+    files = list(files or [])
+    proofs = [p for p in files if is_evidence_file(p)]
+    replays = [p for p in files if p not in proofs]
+    if evidence is not None and not replays:
+        proofs.append(evidence)
+        evidence = None
+    if not files and not proofs:
+        raise fail("name the replay files to check (or an evidence file)")
+    if evidence is not None and (evidence.exists() or evidence.is_symlink()):
+        raise fail(f"{evidence} already exists; the proof is written only to a new file")
     manifests = load_manifests(manifest)
-    verdicts = [verify_file(path, manifests) for path in files]
+    verdicts = [verify_file(path, manifests) for path in replays]
+    forks = find_forks(verdicts)
+    confirmations = [check_evidence(path) for path in proofs]
+    written = None
+    proven = [f for f in forks if f.signed_both]
+    if evidence is not None and proven:
+        from .safefile import create_new
+
+        try:
+            create_new(evidence, proven[0].evidence())
+        except OSError as e:
+            raise fail(f"cannot write {evidence}: {e.strerror}") from None
+        written = evidence
     if as_json:
-        typer.echo(json.dumps([v.to_json() for v in verdicts], indent=1))
+        out: list[dict[str, object]] = []
+        for v in verdicts:
+            d = v.to_json()
+            d["conflicts"] = [f.to_json() for f in forks if v in (f.a, f.b)]
+            out.append(d)
+        out += [{"path": r.path, "evidence": True, "confirmed": r.ok, "message": r.message} for r in confirmations]
+        typer.echo(json.dumps(out, indent=1))
     else:
         for v in verdicts:
             typer.echo(v.line(), err=not v.ok)
-    if not all(v.ok for v in verdicts):
+        for f in forks:
+            typer.echo(f"conflict: {f.line()}", err=True)
+        for r in confirmations:
+            typer.echo(r.line(), err=not r.ok)
+        if written is not None:
+            typer.echo(f"evidence written to {written}; anyone can confirm it with 'basilica verify --evidence {written}'")
+        elif evidence is not None and forks:
+            typer.echo("no evidence written: no key signed both histories", err=True)
+    if not all(v.ok for v in verdicts) or forks or not all(r.ok for r in confirmations):
         raise typer.Exit(1)
 
 

@@ -147,6 +147,8 @@ class Referee:
             return
         if self._bad_reveal is not None:
             raise ProtocolError(f"{where}: expected {self.expected()}, got {env.type}")
+        if env.type == self._step == "action" and sender != self._who:
+            raise ProtocolError(f"{where}: player {sender + 1} acted out of turn (expected {self.expected()})")
         if env.type != self._step or sender != self._who:
             raise ProtocolError(f"{where}: expected {self.expected()}, got {env.type} from player {sender + 1}")
         b = env.body
@@ -300,6 +302,10 @@ class Referee:
             self.outcome = Outcome((g.scores[0], g.scores[1]), g.winner(), g.end_reason, len(g.history))
 
     def _forfeit(self, env: Envelope, sender: int, where: str) -> None:
+        if self._step == "hello":
+            # Until both signed hellos are in, the header's players and settings are not
+            # authenticated: there is no game yet for anyone to forfeit.
+            raise ProtocolError(f"{where}: a forfeit before both hellos")
         loser = env.body["loser"] - 1
         if self._bad_reveal is not None and (loser != self._bad_reveal or sender == loser):
             raise ProtocolError(f"{where}: expected {self.expected()}")

@@ -448,22 +448,65 @@ async def test_hello_with_a_wrong_sequence_number(tmp_path: Path) -> None:
     assert run.replays == []
 
 
-async def test_peer_claiming_our_forfeit_is_reported_as_its_claim(tmp_path: Path) -> None:
-    """Either player may record a forfeit before the board decides (PROTOCOL.md section 6);
-    the honest side then reports the game as a forfeit *claimed by the peer*, never as a
-    resignation of its own."""
+@pytest.mark.parametrize("honest_seat", [0, 1])
+@pytest.mark.parametrize("step", ["action", "ack"])
+async def test_a_peer_cannot_win_by_claiming_our_forfeit(tmp_path: Path, honest_seat: int, step: str) -> None:
+    """Issue 9 §1: mid-game, a peer signs a forfeit naming *us* as loser while we are still
+    connected and answering.  It is refused as misbehaviour: we never record it (so we never
+    countersign a win by claim), our replay stays a valid prefix, and the game can be resumed
+    or claimed by us as after any hostile message.  (Before the fix the honest side accepted
+    it, exited 0 and printed "we forfeited".)"""
 
     async def act(p: ScriptedPeer) -> None:
-        await p.send_env(p.forge("forfeit", {"loser": 2 - p.seat, "reason": "you were too slow"}))
+        claim = p.forge("forfeit", {"loser": 1 + honest_seat, "reason": "host cheated"})
+        p.bad.append(claim.raw)
+        await p.send_env(claim)
+
+    run = await misbehave_at(tmp_path, step, act, honest_seat=honest_seat)
+    message = refused(run, "forfeit naming us as the loser", "host cheated", records=seq_of(run))
+    assert "only the other's own resignation" in message
+    assert any("only your own resignation" in e for e in run.peer.errors), run.peer.errors
+    v = verify_file(run.replay)
+    assert not v.ok and "incomplete game" in v.error  # a valid prefix, not a finished game
+
+
+async def test_the_peers_own_resignation_is_accepted(tmp_path: Path) -> None:
+    """The other half of the rule: a forfeit signed by its loser is a resignation, recorded."""
+
+    async def act(p: ScriptedPeer) -> None:
+        await p.send_env(p.forge("forfeit", {"loser": 1 + p.seat, "reason": "quit at the prompt"}))
         await p.drain()
 
     run = await misbehave_at(tmp_path, "action", act, honest_seat=0)
     assert run.error is None, repr(run.error)
     assert run.report is not None
     o = run.report.outcome
-    assert o.end == "forfeit" and o.winner == 1 and o.claimed_by == 1
+    assert o.end == "forfeit" and o.winner == 0 and o.claimed_by == 1
     v = verify_file(run.replay)
-    assert v.ok and "forfeited as claimed by player 2" in v.line(), v.line()
+    assert v.ok and "player 2 (" in v.line() and "resigned" in v.line(), v.line()
+
+
+async def test_an_action_while_we_are_to_move_is_named_out_of_turn(tmp_path: Path) -> None:
+    """Issue 9 §4: an action that arrives while the move is ours is reported as out of turn,
+    not as a sequence-number error."""
+
+    async def script(p: ScriptedPeer) -> None:
+        await p.hello()
+        # The honest side has just sent its action (seq N) and waits for our ack; we act as if
+        # message N were ours: an action for the same ply, chained where its action is.
+        got = await p.play(stop=at_step("ack", after=MID))
+        assert got == "ack"
+        n = p.ref.seq - 1  # type: ignore[union-attr]
+        theirs = open_envelope(p.records[n])
+        assert theirs.type == "action" and theirs.sender != p.me.public
+        env = p.forge("action", dict(theirs.body), seq=n, prev=theirs.prev)
+        p.bad.append(env.raw)
+        await p.send_env(env)
+        await p.drain()
+
+    run = await run_against(script, tmp_path, honest_seat=0)
+    message = refused(run, "out of turn")
+    assert "sequence number" not in message
 
 
 async def test_no_hang_when_the_peer_floods_pings(tmp_path: Path) -> None:

@@ -66,3 +66,28 @@ def test_a_header_name_with_control_characters_is_refused(tmp_path: Path) -> Non
     with pytest.raises(ReplayError) as e:
         parse(data)
     assert e.value.record == 0
+
+
+def test_a_forfeit_before_both_hellos_is_refused(tmp_path: Path) -> None:
+    # Issue 9 §4 (PROTOCOL.md §6): before both signed hellos the header is not
+    # authenticated, so there is no game to forfeit yet.
+    replay, envs = _finished(tmp_path)
+    items = rb.as_items(envs)
+    early = rb.rechain(items[:1] + [(rb.ALICE, "forfeit", {"loser": 2, "reason": "never mind"})])
+    v = rb.verify_records(tmp_path, replay.header_bytes, rb.raws(early))
+    assert not v.ok and "a forfeit before both hellos" in v.error and rb.first_record(v.error) == 2
+    # Right after the hellos, a resignation is a finished game.
+    after = rb.rechain(items[:2] + [(rb.BOB, "forfeit", {"loser": 2, "reason": "never mind"})])
+    v = rb.verify_records(tmp_path, replay.header_bytes, rb.raws(after))
+    assert v.ok and "resigned" in v.line()
+
+
+def test_an_action_by_the_player_not_to_move_is_named_out_of_turn(tmp_path: Path) -> None:
+    replay, envs = _finished(tmp_path)
+    items = rb.as_items(envs)
+    i = next(i for i, (_, t, _) in enumerate(items) if t == "action")
+    who, _, body = items[i]
+    other = rb.BOB if who is rb.ALICE else rb.ALICE
+    items[i] = (other, "action", body)
+    v = rb.verify_records(tmp_path, replay.header_bytes, rb.raws(rb.rechain(items[: i + 1])))
+    assert not v.ok and "acted out of turn" in v.error and rb.first_record(v.error) == i + 1

@@ -19,12 +19,12 @@ from typing import Any, Protocol, TypeVar
 
 import trio
 
-from .. import __version__
+from .. import __version__, safefile
 from ..bots.external import NETWORK_SHARE, BotFailed, bot_label, checked_choose
 from ..engine import Action, Game, Manifest, Observation, Options, format_action, observe
 from ..identity import Identity, fingerprint
 from ..referee import GENESIS, GameSpec, Outcome, Referee
-from ..replay.file import Header, ReplayWriter, sync_directory
+from ..replay.file import Header, ReplayWriter
 from ..wire import (
     Envelope,
     ProtocolError,
@@ -170,14 +170,7 @@ def write_private_json(path: Path, data: dict[str, Any]) -> None:
     """Atomically replace ``path`` with ``data``, readable by the owner only (it holds secrets)."""
     import json
 
-    tmp = path.with_name(path.name + ".tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w", encoding="utf-8") as f:
-        json.dump(data, f)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
-    sync_directory(path.parent)  # the rename itself must survive a power loss
+    safefile.write_atomically(path, json.dumps(data), 0o600)
 
 
 def printable(text: object, limit: int = 300) -> str:
@@ -466,16 +459,12 @@ async def _handshake(
         try:
             check = peers.check(theirs["name"], peer_key)
         except PeerKeyMismatch as e:
-            try:
-                known = peers.load().get(theirs["name"])
-            except PeerKeyMismatch:
-                known = None  # our known_peers.json is damaged: not the peer's fault
-            if known is None:
+            if e.known_name is None or e.known_key is None:  # our known_peers.json is damaged: not the peer's fault
                 await conn.tell_error("the other side cannot check keys: its list of known peers is damaged")
             else:
                 await conn.tell_error(
                     f"your key ({fingerprint(peer_key)}) is not the one known here for the name "
-                    f"{printable(theirs['name'], 64)!r} ({fingerprint(bytes.fromhex(known))}); if your key "
+                    f"{printable(e.known_name, 64)!r} ({fingerprint(e.known_key)}); if your key "
                     "changed, the other player can accept it with 'basilica peers trust', else play under "
                     "another name ('basilica id rename NAME')")
             raise Refused(str(e)) from None
@@ -608,12 +597,25 @@ async def _accept(
     if env.seq < ref.seq and env.game == ref.spec.game and env.raw != side.records[env.seq]:
         held = open_envelope(side.records[env.seq])
         if held.sender == env.sender:
-            path = write_evidence(side.writer.path, held.raw, env.raw)
+            path = write_evidence(side, held.raw, env.raw)
             await conn.tell_error(f"you signed two different messages for seq {env.seq}")
             raise PeerMisbehaved(f"the peer signed two different messages for seq {env.seq}; evidence in {path}")
+        if held.sender == ref.spec.players[seat] and env.sender == ref.spec.players[1 - seat]:
+            # Message env.seq was ours to send, and we sent it: the peer spoke out of turn.
+            await conn.tell_error(f"your {env.type} came out of turn: message {env.seq} was ours ({held.type})")
+            raise PeerMisbehaved(f"the peer sent {_a(env.type)} out of turn: message {env.seq} was ours "
+                                 f"({held.type}), not the peer's")
     if env.sender != ref.spec.players[1 - seat] and not (ours_ok and env.sender == ref.spec.players[seat]):
         await conn.tell_error(f"message {env.seq} is not signed by you")
         raise PeerMisbehaved(f"message {env.seq} is not signed by the peer's key")
+    if env.type == "forfeit" and env.sender != ref.spec.players[seat] and _names_us(env, ref, seat):
+        # A peer may resign; it may not declare that we did.  A claim that we forfeit is
+        # made by the side that waited, in its own replay: we never countersign it by
+        # recording it (docs/network.md, "Who may sign a forfeit").
+        reason = printable(env.body.get("reason", ""), 200) if isinstance(env.body, dict) else ""
+        await conn.tell_error("refused: your forfeit names us as the loser; only your own resignation is accepted")
+        raise PeerMisbehaved(f"the peer signed a forfeit naming us as the loser ({reason}): refused, a side "
+                             "accepts only the other's own resignation")
     try:
         ref.feed(env)
     except ProtocolError as e:
@@ -622,6 +624,20 @@ async def _accept(
     # Recorded now; made durable by the fsync of our next own record, which
     # comes before anything we send in answer (so before we acknowledge it).
     _record(side, raw, sync=False)
+
+
+def _a(word: str) -> str:
+    return ("an " if word[:1] in "aeiou" else "a ") + word
+
+
+def _names_us(env: Envelope, ref: Referee, seat: int) -> bool:
+    """A forfeit naming us as loser that the rules do not oblige us to accept.  The one
+    exception: our own reveal did not match our commitment, and this forfeit is the
+    one the protocol then requires of the peer (PROTOCOL.md §5)."""
+    loser = env.body.get("loser")
+    if loser != seat + 1:
+        return False
+    return ref.waiting_for() != ("forfeit", 1 - seat)
 
 
 def _public_reason(e: BotFailed, agent: Agent) -> str:
@@ -726,17 +742,22 @@ async def _decide(agent: Agent, g: Game, seat: int, conn: Connection | None = No
     return checked_choose(agent, obs, legal)
 
 
-def write_evidence(replay: Path, a: bytes, b: bytes) -> Path:
-    """Two different envelopes signed by one key for one sequence number."""
-    from ..wire import encode
+def write_evidence(side: _Side, a: bytes, b: bytes) -> Path:
+    """Two different envelopes signed by one key for one sequence number, as a
+    ``basilica-evidence/2`` proof next to the replay (a new file: never through a link)."""
+    from ..replay.evidence import write_evidence as write_proof
 
-    path = replay.with_suffix(".evidence")
-    data = encode({"format": "basilica-evidence/1", "a": a, "b": b})
-    with open(path, "wb") as f:
-        f.write(data)
-        f.flush()
-        os.fsync(f.fileno())
-    return path
+    accused = open_envelope(a).sender
+    hello = next((r for r in side.records[:2] if open_envelope(r).sender == accused), None)
+    base = side.writer.path.with_suffix(".evidence")
+    for n in range(1, 100):
+        path = base if n == 1 else base.with_name(f"{base.stem}-{n}.evidence")
+        try:
+            write_proof(path, [a], [b], hello)
+            return path
+        except FileExistsError:
+            continue
+    raise SessionError(f"cannot write the evidence next to {side.writer.path}: too many evidence files")
 
 
 async def resume_exchange(conn: Connection, side: _Side, log: Callable[[str], None]) -> None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +24,12 @@ class Verdict:
     outcome: Outcome | None = None
     records: int = 0
     torn: TornTail | None = None
+    # For cross-checking files of one game (replay/forks.py): the game id, the players'
+    # keys, and the envelopes that passed every check, with who signed each.
+    game: bytes = field(default=b"", repr=False, compare=False)
+    keys: tuple[bytes, bytes] = field(default=(b"", b""), repr=False, compare=False)
+    chain: tuple[bytes, ...] = field(default=(), repr=False, compare=False)
+    signers: tuple[bytes, ...] = field(default=(), repr=False, compare=False)
 
     def line(self) -> str:
         if not self.ok:
@@ -98,13 +104,19 @@ def verify_file(path: Path, manifests: dict[str, Manifest] | None = None) -> Ver
     except ReplayError as e:
         return Verdict(name, False, str(e))
     h = replay.header
+    signers: list[bytes] = []
     base = dict(path=name, names=(h.players[0][1], h.players[1][1]), ruleset=h.ruleset, festum=h.festum,
-                records=1 + len(replay.records), torn=replay.torn)
+                records=1 + len(replay.records), torn=replay.torn, game=h.game,
+                keys=(h.players[0][0], h.players[1][0]))
     for i, raw in enumerate(replay.records, start=1):
         try:
-            ref.feed(open_envelope(raw))
+            env = open_envelope(raw)
+            ref.feed(env)
         except ProtocolError as e:
+            base.update(chain=tuple(replay.records[:i - 1]), signers=tuple(signers))
             return Verdict(ok=False, error=f"record {i} (byte {replay.offsets[i]}): {e}", **base)  # type: ignore[arg-type]
+        signers.append(env.sender)
+    base.update(chain=tuple(replay.records), signers=tuple(signers))
     if not ref.finished:
         where = f"valid through record {len(replay.records)}"
         if replay.torn is not None:
