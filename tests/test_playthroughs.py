@@ -25,7 +25,7 @@ REGENERATE = "regenerate with: python -m basilica_p2p.wire.playthroughs --write 
 # What the samples never reach; the vectors must keep covering all of it.
 REQUIRED = {
     "redeal", "redeal-after-placement", "paid-confuse", "stack-end-in-refill", "stack-end-in-redeal",
-    "empty-reshuffle", "stack-end-jesters", "last-scoring-jesters", "cleanup-refill-stack-end", "actions-3-at-end",
+    "empty-reshuffle", "stack-end-jesters", "stack-end-in-vault-refill", "last-scoring-jesters", "cleanup-refill-stack-end", "actions-3-at-end",
 }
 
 
@@ -159,6 +159,13 @@ def check(feature: str, steps: list[Step], game: dict[str, Any]) -> None:
         assert "scoring" not in s.events[: s.events.index("stack-out")]
         assert s.before.reshuffles == 1 and not s.after.stack and end.end_reason == "stack"
         assert None in s.after.orders and s.after.in_hand is None  # the refill's order space stays empty
+    elif feature == "stack-end-in-vault-refill":
+        s = steps[-1]
+        k = s.action.space
+        assert s.action.kind == A.VAULT and _stack_out(s) and end.end_reason == "stack"
+        # Ok's tile moved down to Vk before the draw that found nothing; the cell just placed is kept.
+        assert end.market[k - 1] == s.before.orders[k - 1] and end.orders[k - 1] is None
+        assert end.last_placed == s.action.cell and end.vaults[s.action.cell] == s.before.market[k - 1]
     elif feature == "stack-end-in-redeal":
         s = steps[-1]
         assert s.action.kind == A.REDEAL and _stack_out(s) and end.end_reason == "stack"

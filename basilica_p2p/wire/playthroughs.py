@@ -187,6 +187,10 @@ GAMES: tuple[Spec, ...] = (
          "stack empty.",
          CONFUSE, Options(), 0,
          (_confuse_pay, _order_is(Order.CONFUSE), _order_is(Order.RECRUIT), _is(A.BUILDER), _is(A.VAULT))),
+    Spec("vault-refill-stack-end", ("stack-end-in-vault-refill",),
+         "Only vault placements: the game ends in the refill of a placement, after the order tile above moved "
+         "down and before a new one is drawn; the cell just placed is kept at the end.",
+         CONFUSE, Options(), 0, (_is(A.VAULT),)),
     Spec("last-scoring-jesters", ("last-scoring-jesters",),
          "Both players own Jesters when the last crown space is reached: Jester colours, player on turn "
          "first, then the last scoring; pending stays 'jester' and the vault-space element keeps the space.",
@@ -253,6 +257,8 @@ def exercised(steps: list[Step]) -> set[str]:
                 found.add("cleanup-refill-stack-end")
             else:
                 found.add("stack-end-in-refill")
+                if s.action.kind == A.VAULT:
+                    found.add("stack-end-in-vault-refill")
     jesters = [s for s in steps if s.action.kind == A.JESTER and s.after.scorings == s.before.scorings + 1]
     if end.end_reason == "stack" and last.action.kind == A.JESTER and "stack-out" not in _kinds(last.events):
         found.add("stack-end-jesters")
