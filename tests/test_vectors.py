@@ -333,3 +333,13 @@ def test_text_cases_follow_the_ranges() -> None:
         assert is_text(text, case["n"]) == expected, case["why"]
         oks.add(case["ok"])
     assert oks == {True, False}
+
+
+def test_player_numbering_is_as_the_readme_labels_it() -> None:
+    # vectors/README.md, "Conventions": first_player counts from 0 like the
+    # state (element 26, the player on turn); plies[].player counts from 1.
+    first = load("commit-reveal.json")["first_player"]
+    sh = load("state-hash.json")
+    assert msgpack.unpackb(h(sh["setup_canonical"]), raw=False)[26] == first
+    assert sh["plies"][0]["player"] == first + 1
+    assert "jester_commitment.player" in (VECTORS / "README.md").read_text(encoding="utf-8")
