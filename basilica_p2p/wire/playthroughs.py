@@ -298,7 +298,7 @@ def describe(spec: Spec) -> dict[str, Any]:
         decisions.append({"ply": i, "player": s.before.to_move + 1, "action": format_action(s.action),
                           "events": _kinds(s.events), "state": s.after.state_hash()})
         # The bytes where the rules acted by themselves, or a sub-decision is open.
-        if s.events or s.after.pending.kind not in ("main",):
+        if s.events or s.after.pending.kind != "main":
             canonical.append({"after": i + 1, "bytes": _packed(s.after).hex()})
     end = steps[-1].after
     return {
