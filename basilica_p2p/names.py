@@ -1,0 +1,87 @@
+"""When two peer names look alike: skeletons in the manner of Unicode TR39.
+
+A name is what a person reads, so ``alice``, ``Alice``, ``alice `` and
+``аlice`` (Cyrillic а) are one name to them and must be one name to the list
+of known peers.  A name's skeleton is: NFKC, format characters (zero-width
+joiners, direction marks) dropped, whitespace trimmed and collapsed, then each
+character replaced by the prototype Unicode's confusables.txt gives it (NFD
+around it, as TR39's skeleton does), and case folded; repeated until nothing
+changes.  Case is folded *before* the mapping too, in a second skeleton: the
+first catches ``ALICE`` for ``alice``, the second ``AIice`` (capital i) for
+``Alice``.  Two names look alike when either skeleton agrees.
+
+The confusables come from the ``confusable-homoglyphs`` package, which keeps
+confusables.txt as a two-way table; which side of a pair is the prototype is
+read back from it (a prototype may have many look-alikes, a look-alike has one
+prototype), and a pair with no other member maps to its lower code point.
+"""
+
+from __future__ import annotations
+
+import functools
+import unicodedata
+from collections.abc import Mapping
+from types import MappingProxyType
+
+# the package's table wraps right-to-left characters in LEFT-TO-RIGHT MARKs for display
+_DISPLAY_MARKS = dict.fromkeys(map(ord, "\u200e\u200f"))
+_ROUNDS = 4  # mapping, normalising and folding settle in two; more is a damaged table, not a name
+
+
+@functools.cache  # built once from the package's data, read only afterwards
+def prototypes() -> Mapping[str, str]:
+    """Each confusable character and the string TR39 maps it to."""
+    from confusable_homoglyphs.confusables import confusables_data
+
+    links: dict[str, set[str]] = {}
+    for char, entries in confusables_data.items():
+        links.setdefault(char.translate(_DISPLAY_MARKS), set()).update(
+            e["c"].translate(_DISPLAY_MARKS) for e in entries)
+    table: dict[str, str] = {}
+    for char, others in links.items():
+        if len(char) != 1 or len(others) != 1:
+            continue  # a sequence, or a prototype that several characters look like
+        (other,) = others
+        if len(other) != 1 or len(links.get(other, ())) > 1:
+            table[char] = other
+        elif char > other:
+            table[char] = other  # a lone pair: either side will do, as long as both agree
+    return MappingProxyType(table)
+
+
+def _settle(text: str) -> str:
+    for _ in range(_ROUNDS):
+        nxt = _mapped(_plain(text))
+        if nxt == text:
+            break
+        text = nxt
+    return text
+
+
+def _mapped(text: str) -> str:
+    table = prototypes()
+    text = "".join(table.get(c, c) for c in unicodedata.normalize("NFC", text))  # precomposed entries
+    text = "".join(table.get(c, c) for c in unicodedata.normalize("NFD", text))
+    return unicodedata.normalize("NFD", text).casefold()
+
+
+def _plain(name: str) -> str:
+    text = unicodedata.normalize("NFKC", name)
+    text = "".join(c for c in text if unicodedata.category(c) != "Cf")
+    return " ".join(text.split())
+
+
+def skeletons(name: str) -> frozenset[str]:
+    """The skeletons of ``name``; names that share one look alike."""
+    return frozenset({_settle(name), _settle(name.casefold())})
+
+
+def look_alike(a: str, b: str) -> bool:
+    return not skeletons(a).isdisjoint(skeletons(b))
+
+
+def shown(name: str) -> str:
+    """A name quoted for a person; spelled out in escapes too when it is not plain ASCII,
+    since the point of a look-alike is that it cannot be told apart on screen."""
+    quoted = repr(name)
+    return quoted if name.isascii() and name.isprintable() else f"{quoted} (written {ascii(name)})"
