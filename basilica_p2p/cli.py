@@ -203,7 +203,9 @@ def id_new(
 
 @id_app.command("show")
 def id_show(ctx: typer.Context) -> None:
-    """Print your name, public key and its fingerprint (SHA-256, as ssh shows host keys)."""
+    """Print your name, public key and its fingerprint (SHA-256, as ssh shows host keys),
+    and the same as eight words to read to a peer over the phone."""
+    from .fingerprint_words import fingerprint_words
     from .identity import IdentityError, load_identity
 
     try:
@@ -213,6 +215,7 @@ def id_show(ctx: typer.Context) -> None:
     typer.echo(f"name        {ident.name}")
     typer.echo(f"public key  {ident.public.hex()}")
     typer.echo(f"fingerprint {ident.fingerprint}")
+    typer.echo(f"words       {fingerprint_words(ident.public)}")
 
 
 @id_app.command("rename")
@@ -414,7 +417,7 @@ def _net_options(
     bot: Optional[str], ruleset: Ruleset, festum: bool, festum_removal: bool, manifest: Optional[Path],
     replay_dir: Optional[Path], handshake_timeout: float, idle_timeout: float, ping_interval: float,
     frame_timeout: float, move_time: Optional[float], ctx: typer.Context, role: str, games: int = 1,
-    quiet: bool = False,
+    quiet: bool = False, keep_session: bool = False,
 ):  # type: ignore[no-untyped-def]
     """Everything host and join share, checked, as a PeerConfig."""
     import os as _os
@@ -460,8 +463,9 @@ def _net_options(
     config.resume_info = {
         "role": role, "identity": f"bot-{role}" if bot else "user", "name": me.name, "bot": bot,
         "home": str(home.resolve()), "manifest": str(manifest.resolve()) if manifest else None,
-        "move_time": move_time,
+        "move_time": move_time, "keep_session": keep_session,
     }
+    config.keep_session = keep_session
     return config
 
 
@@ -622,6 +626,8 @@ NET_HELP = {
     "ping": "Seconds between keepalives.",
     "frame": "Seconds a started frame may take to arrive whole (stops byte-trickling peers).",
     "move": "Seconds the peer may take per decision (default: no limit); past it the peer forfeits.",
+    "keep": "Keep each game's hidden .session file (what resume needs) after the game is finished and both "
+            "sides hold the result; by default it is deleted then.",
 }
 
 
@@ -638,6 +644,7 @@ OPT_IDLE = typer.Option(30.0, "--idle-timeout", min=0.1, help=NET_HELP["idle"])
 OPT_PING = typer.Option(5.0, "--ping-interval", min=0.05, help=NET_HELP["ping"])
 OPT_FRAME = typer.Option(10.0, "--frame-timeout", min=0.1, help=NET_HELP["frame"])
 OPT_MOVE = typer.Option(None, "--move-time", min=0.1, help=NET_HELP["move"])
+OPT_KEEP = typer.Option(False, "--keep-session", metavar="", help=NET_HELP["keep"])
 
 
 @app.command("host")
@@ -658,6 +665,7 @@ def host_cmd(
     ping_interval: float = OPT_PING,
     frame_timeout: float = OPT_FRAME,
     move_time: Optional[float] = OPT_MOVE,
+    keep_session: bool = OPT_KEEP,
 ) -> None:
     """Wait for a peer to join, then play. Prints the address and port it listens on.
 
@@ -667,7 +675,8 @@ def host_cmd(
     from .net import peer as net_peer
 
     config = _net_options(bot, ruleset, festum, festum_removal, manifest, replay_dir, handshake_timeout,
-                          idle_timeout, ping_interval, frame_timeout, move_time, ctx, "host", games)
+                          idle_timeout, ping_interval, frame_timeout, move_time, ctx, "host", games,
+                          keep_session=keep_session)
     assert config.resume_info is not None
     config.resume_info["address"] = bind
 
@@ -696,6 +705,7 @@ def join_cmd(
     ping_interval: float = OPT_PING,
     frame_timeout: float = OPT_FRAME,
     move_time: Optional[float] = OPT_MOVE,
+    keep_session: bool = OPT_KEEP,
 ) -> None:
     """Connect to a host and play as many games as the host starts.
 
@@ -708,7 +718,8 @@ def join_cmd(
     if not sep or not port_part.isdigit() or not 0 < int(port_part) < 65536 or not host_part:
         raise fail(f"{address!r} is not HOST:PORT")
     config = _net_options(bot, ruleset, festum, festum_removal, manifest, replay_dir, handshake_timeout,
-                          idle_timeout, ping_interval, frame_timeout, move_time, ctx, "join")
+                          idle_timeout, ping_interval, frame_timeout, move_time, ctx, "join",
+                          keep_session=keep_session)
     assert config.resume_info is not None
     config.resume_info.update(address=host_part.strip("[]"), port=int(port_part))
     _run_peer(lambda: net_peer.join(host_part.strip("[]"), int(port_part), config), config, f" ({address})")
@@ -894,6 +905,7 @@ def resume_cmd(
     ping_interval: float = OPT_PING,
     frame_timeout: float = OPT_FRAME,
     move_time: Optional[float] = OPT_MOVE,
+    keep_session: bool = OPT_KEEP,
 ) -> None:
     """Reconnect after a crash or a dropped connection and finish the game.
 
@@ -940,7 +952,8 @@ def resume_cmd(
     try:
         report = _run_trio(lambda: resume(replay, me, manifests, agent, where, timeouts, window,
                                           log=lambda m: typer.echo(m, err=True),
-                                          on_move=agent.notify if isinstance(agent, TerminalPlayer) else None),
+                                          on_move=agent.notify if isinstance(agent, TerminalPlayer) else None,
+                                          keep_session=keep_session),
                            lambda: replay)
     except ReplayError as e:
         raise fail(f"{replay}: {e}", code=1) from None
@@ -953,8 +966,10 @@ def resume_cmd(
 
 @peers_app.command("list")
 def peers_list(ctx: typer.Context) -> None:
-    """Every peer name you have played and the fingerprint of its key."""
+    """Every peer name you have played and the fingerprint of its key (SHA-256 and words)."""
+    from .fingerprint_words import fingerprint_words
     from .identity import fingerprint
+    from .names import shown
     from .net.peers import KnownPeers, PeerKeyMismatch
 
     try:
@@ -964,7 +979,9 @@ def peers_list(ctx: typer.Context) -> None:
     if not data:
         typer.echo("no known peers yet")
     for name, key in sorted(data.items()):
-        typer.echo(f"{name:<24} {fingerprint(bytes.fromhex(key))}")
+        raw = bytes.fromhex(key)
+        # shown(): a look-alike spelled out, and a name from the network never prints control characters
+        typer.echo(f"{shown(name):<24} {fingerprint(raw)}  {fingerprint_words(raw)}")
 
 
 @peers_app.command("trust")
@@ -973,7 +990,12 @@ def peers_trust(
     name: str = typer.Argument(..., help="The peer's name."),
     key: str = typer.Argument(..., help="Its public key, 64 hex digits (as the refusal message shows)."),
 ) -> None:
-    """Accept a new key for a name (after checking with the peer that it really changed)."""
+    """Accept a new key for a name (after checking with the peer that it really changed).
+
+    It replaces the entry of any known name that looks the same (alice, Alice, аlice).
+    """
+    from .fingerprint_words import key_for_people
+    from .names import shown
     from .net.peers import KnownPeers, PeerKeyMismatch
 
     try:
@@ -983,24 +1005,32 @@ def peers_trust(
     if len(raw) != 32:
         raise fail("a key is 64 hex digits")
     try:
-        KnownPeers(home_of(ctx)).trust(name, raw)
+        replaced = KnownPeers(home_of(ctx)).trust(name, raw)
     except PeerKeyMismatch as e:
         raise fail(str(e)) from None
-    typer.echo(f"{name} is now trusted with this key")
+    except OSError as e:
+        raise fail(f"cannot write under {home_of(ctx)}: {e.strerror}") from None
+    for old in replaced:
+        typer.echo(f"{shown(old)} looked the same: replaced")
+    typer.echo(f"{shown(name)} is now trusted with key {key_for_people(raw)}")
 
 
 @peers_app.command("forget")
 def peers_forget(ctx: typer.Context, name: str = typer.Argument(..., help="The peer's name.")) -> None:
-    """Forget a peer; its key is learned again on the next contact."""
+    """Forget a peer, and any known name that looks the same; its key is learned again on the next contact."""
+    from .names import shown
     from .net.peers import KnownPeers, PeerKeyMismatch
 
     try:
         gone = KnownPeers(home_of(ctx)).forget(name)
     except PeerKeyMismatch as e:
         raise fail(str(e)) from None
+    except OSError as e:
+        raise fail(f"cannot write under {home_of(ctx)}: {e.strerror}") from None
     if not gone:
         raise fail(f"no known peer named {name!r}")
-    typer.echo(f"forgot {name}")
+    for old in gone:
+        typer.echo(f"forgot {shown(old)}")
 
 
 def _is_usage_error(e: Exception) -> bool:

@@ -6,9 +6,14 @@ else ``$BASILICA_HOME``, else ``$XDG_CONFIG_HOME/basilica`` (default
 their own home.  Inside it::
 
     identity.key      the private key (PKCS#8 PEM, file mode 0600)
-    identity.json     {"name": ..., "public": hex}
+    identity.json     {"name": ..., "public": hex} (0600)
+    known_peers.json  see net/peers.py (0600)
     local/p1.key ...  the two identities of local matches, made on first use
     replays/          the default replay directory
+
+The home directory is made 0700 and every file the client keeps private is
+made 0600, whatever the umask, through ``safefile`` (never through a planted
+symlink, never half written).
 """
 
 from __future__ import annotations
@@ -22,6 +27,8 @@ from pathlib import Path
 
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+from .safefile import create_new, write_atomically
 
 KEY_FILE = "identity.key"
 INFO_FILE = "identity.json"
@@ -41,6 +48,22 @@ def home_dir(override: Path | str | None = None) -> Path:
     xdg = os.environ.get("XDG_CONFIG_HOME")
     base = Path(xdg).expanduser() if xdg else Path.home() / ".config"
     return base / "basilica"
+
+
+def make_home(home: Path) -> None:
+    """Create ``home`` 0700 if it is missing (its parents as usual); an existing one is left as it is."""
+    home.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        os.mkdir(home, 0o700)
+    except FileExistsError:
+        return
+    os.chmod(home, 0o700)  # the umask may have taken bits from the mode mkdir was given
+
+
+def write_private(path: Path, data: bytes) -> None:
+    """Replace ``path`` by ``data``, mode 0600, in a home made 0700 if it is missing."""
+    make_home(path.parent)
+    write_atomically(path, data, 0o600)  # a fresh temporary name, never through a symlink, never half written
 
 
 def fingerprint(public: bytes) -> str:
@@ -87,17 +110,14 @@ class Identity:
 def _write_private(path: Path, key: Ed25519PrivateKey, force: bool) -> None:
     pem = key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
                             serialization.NoEncryption())
-    path.parent.mkdir(parents=True, exist_ok=True)
-    flags = os.O_WRONLY | os.O_CREAT | (os.O_TRUNC if force else os.O_EXCL)
+    if force:
+        write_private(path, pem)
+        return
+    make_home(path.parent)
     try:
-        fd = os.open(path, flags, 0o600)  # created 0600: the key is never readable by others
+        create_new(path, pem, 0o600)  # O_EXCL: never replaces a key, never follows a planted symlink
     except FileExistsError:
         raise IdentityError(f"{path} already exists (use --force to replace it)") from None
-    with os.fdopen(fd, "wb") as f:
-        f.write(pem)
-        f.flush()
-        os.fsync(f.fileno())
-    os.chmod(path, 0o600)
 
 
 def _read_private(path: Path) -> Ed25519PrivateKey:
@@ -116,13 +136,18 @@ def _read_private(path: Path) -> Ed25519PrivateKey:
     return key
 
 
+def _write_info(home: Path, ident: Identity) -> None:
+    text = json.dumps({"name": ident.name, "public": ident.public.hex()}) + "\n"
+    write_private(home / INFO_FILE, text.encode("utf-8"))
+
+
 def create_identity(home: Path, name: str, force: bool = False, key: Ed25519PrivateKey | None = None) -> Identity:
     """Make and store a new key pair; never replaces one without ``force``."""
     name = check_name(name)
     key = key or Ed25519PrivateKey.generate()
     _write_private(home / KEY_FILE, key, force)
     ident = Identity(name, key)
-    (home / INFO_FILE).write_text(json.dumps({"name": name, "public": ident.public.hex()}) + "\n")
+    _write_info(home, ident)
     return ident
 
 
@@ -146,10 +171,7 @@ def rename_identity(home: Path, name: str) -> tuple[str, Identity]:
     name = check_name(name)
     old = load_identity(home)  # raises if there is no key: there is nothing to rename
     ident = Identity(name, old.key)
-    path = home / INFO_FILE
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps({"name": name, "public": ident.public.hex()}) + "\n")
-    os.replace(tmp, path)  # never a half-written name file
+    _write_info(home, ident)
     return old.name, ident
 
 
