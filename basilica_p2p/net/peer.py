@@ -26,6 +26,7 @@ from .session import (
     PeerGone,
     Settings,
     Timeouts,
+    forget_session,
     play_one_game,
 )
 
@@ -45,22 +46,33 @@ class PeerConfig:
     resume_info: dict[str, object] | None = None  # how to reconnect; None: no sidecar, no resume
     round_trips: list[float] | None = None  # if given, action round trips are added here
     current: Path | None = None  # the replay of the game under way (None between games): for Ctrl-C
+    keep_session: bool = False  # keep each finished game's session file (normally deleted)
 
 
 async def play_games(stream: trio.abc.Stream, hosting: bool, config: PeerConfig) -> list[GameReport]:
     conn = Connection(stream, config.timeouts)
     reports: list[GameReport] = []
+    # A finished game's session file whose last message was ours: deleted once anything the
+    # peer sends afterwards shows it read that message (the stream is in order).
+    unconfirmed: list[Path] = []
+
+    def confirmed() -> None:
+        while unconfirmed:
+            forget_session(unconfirmed.pop())
 
     async def games() -> None:
         k = 0
         while True:
             if hosting and k == config.games:
                 await conn.framed.send_control("bye")
+                if unconfirmed and await conn.await_goodbye():
+                    confirmed()
                 return
             seat = k % 2 if hosting else 1 - k % 2
 
             def started(path: Path) -> None:
                 config.current = path
+                confirmed()  # the peer's hello came after our last message of the game before
 
             try:
                 report = await play_one_game(conn, config.me, seat, config.settings, config.agent_for(k),
@@ -70,6 +82,13 @@ async def play_games(stream: trio.abc.Stream, hosting: bool, config: PeerConfig)
                 # After the host's last game its goodbye can cross our next hello and the
                 # connection may even be reset: if no game was begun, the session is simply over.
                 if not hosting and reports:
+                    if isinstance(e, PeerBye):
+                        confirmed()  # the host's goodbye came after our last message
+                        with trio.move_on_after(1):
+                            try:  # tells a host that waits for it that our session file is gone too
+                                await conn.framed.send_control("bye")
+                            except (PeerClosed, ValueError):
+                                pass
                     return
                 if isinstance(e, BadHello):
                     raise  # bytes that are not a hello: say so
@@ -77,6 +96,11 @@ async def play_games(stream: trio.abc.Stream, hosting: bool, config: PeerConfig)
                 raise PeerGone(text) from None
             config.current = None
             reports.append(report)
+            if report.sidecar is not None and not config.keep_session:
+                if report.delivered:
+                    forget_session(report.sidecar)
+                else:
+                    unconfirmed.append(report.sidecar)
             if config.on_game is not None:
                 config.on_game(report)
             k += 1

@@ -29,6 +29,7 @@ from .session import (
     _Side,
     _record,
     continue_game,
+    forget_session,
     resume_exchange,
     side_from_replay,
 )
@@ -88,6 +89,7 @@ async def resume(
     window: float = DEFAULT_WINDOW,
     log: Callable[[str], None] = lambda s: None,
     on_move: Callable[[Game, int, int, str], None] | None = None,
+    keep_session: bool = False,
 ) -> GameReport:
     side, seat = side_from_replay(path, manifests, me)
     peer_name = side.ref.spec.names[1 - seat]
@@ -118,10 +120,18 @@ async def resume(
         return GameReport(path, seat, peer_name, side.ref.outcome, game)
     conn = Connection(stream, timeouts)
 
+    keep = keep_session or bool(side.info.get("keep_session"))
+
     async def finish() -> GameReport:
         await resume_exchange(conn, side, log)
         report = await continue_game(conn, me, seat, agent, side, peer_name, log, on_move)
         await conn.framed.send_control("bye")
+        if keep:
+            return report
+        if report.delivered:
+            forget_session(report.sidecar)
+        elif await conn.await_goodbye():  # both sides say goodbye after the game
+            forget_session(report.sidecar)
         return report
 
     try:

@@ -111,6 +111,10 @@ class GameReport:
     peer: str
     outcome: Outcome
     game: Game
+    sidecar: Path | None = None  # the session file kept for resume, if any
+    # The peer holds every record we hold: the last one is its own, so it has read all
+    # before it.  Otherwise our last message may not have reached it yet.
+    delivered: bool = False
 
 
 @dataclass
@@ -257,6 +261,19 @@ class Connection:
         if error:
             raise error[0]
         return outcome[0]
+
+    async def await_goodbye(self, limit: float = 5.0) -> bool:
+        """After our goodbye: whether the peer's came within ``limit`` seconds.  It shows the
+        peer read everything we sent before it (the stream is in order); a peer that just
+        closes (an older client) or goes silent shows nothing."""
+        with trio.move_on_after(min(limit, self.timeouts.handshake)):
+            try:
+                await self.receive_envelope()
+            except PeerBye:
+                return True
+            except (PeerClosed, PeerTimeout, SessionError):
+                pass
+        return False
 
     async def send_envelope(self, raw: bytes) -> None:
         try:
@@ -406,12 +423,25 @@ async def continue_game(
     finally:
         side.writer.close()
     assert side.ref.outcome is not None
-    # The sidecar stays: the peer may still need our last messages (basilica resume),
-    # and every secret in it has been revealed by now.
+    # The sidecar stays until the peer is known to hold the result (see forget_session):
+    # it may still need our last messages (basilica resume).
     game = side.ref.game
     if game is None:  # a forfeit before the setup
         game = Game.new(side.ref.spec.manifest, side.ref.spec.options, bytes(32))
-    return GameReport(side.writer.path, seat, peer_name, side.ref.outcome, game)
+    delivered = open_envelope(side.records[-1]).sender != me.public
+    return GameReport(side.writer.path, seat, peer_name, side.ref.outcome, game, side.sidecar, delivered)
+
+
+def forget_session(sidecar: Path | None) -> None:
+    """Delete a finished game's session file once both sides hold the result: it exists only
+    for ``basilica resume``, and a finished game has nothing left to resume."""
+    if sidecar is None:
+        return
+    try:
+        sidecar.unlink()
+    except FileNotFoundError:
+        return
+    safefile.sync_directory(sidecar.parent)
 
 
 async def _handshake(
