@@ -1,16 +1,22 @@
-"""Shared fixtures.
+"""Shared fixtures and options.
 
 ``browser``: a headless Debian Chromium driven by Selenium through Debian's
-chromedriver, one per test module.  If Chromium is missing it is installed
-from the system packages (``apt-get install chromium chromium-driver``, as
-``.ci/run`` does); if that is not possible the test fails, saying why: the
-HTML replay viewer is part of what the suite checks, so it is never skipped.
+chromedriver, one per test module.  A test run never changes the system: if
+Chromium or tmux is missing, the tests that need it fail with one line naming
+the packages to install (``.ci/run`` installs them).  They are never skipped:
+the HTML replay viewer and the terminal client are part of what the suite checks.
+
+``open_umask``: a umask of 0, so a file is exactly as private as the code makes it.
+
+``--soak-sample N``: marks N of the ``slow`` soak tests ``soak_sample``, the same N on
+every run: the first case of each soak test, then cases spread evenly over the rest.
+``.ci/run`` selects them with ``-m 'not slow or soak_sample'``, so that CI runs a bounded
+part of the soak on top of the normal suite, in one pytest run.
 """
 
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -31,37 +37,55 @@ CHROMIUM_FLAGS = (
 )
 
 
-def _apt(*args: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
-    return subprocess.run(["apt-get", *args], env=env, capture_output=True, text=True, timeout=900,
-                          stdin=subprocess.DEVNULL)
+def require_chromium() -> None:
+    """Fail the test, in one line naming what to install, if Chromium or its driver is missing."""
+    missing = [str(p) for p in (CHROMIUM, CHROMEDRIVER) if not p.exists()]
+    if missing:
+        pytest.fail(f"headless Chromium is needed ({', '.join(missing)} missing): install the Debian packages "
+                    f"{' '.join(PACKAGES)} (.ci/run does; a test run installs nothing)", pytrace=False)
 
 
-def ensure_chromium() -> None:
-    """Install Debian's chromium and chromedriver if they are missing; fail the test if that cannot be done."""
-    if CHROMIUM.exists() and CHROMEDRIVER.exists():
-        return
-    if shutil.which("apt-get") is None:
-        pytest.fail(f"headless Chromium is needed ({CHROMIUM}, {CHROMEDRIVER}) and there is no apt-get to "
-                    f"install it: install the Debian packages {' '.join(PACKAGES)}", pytrace=False)
-    r = _apt("install", "-y", "-q", *PACKAGES)
-    if r.returncode != 0:  # perhaps the package lists are missing or stale
-        _apt("update", "-q")
-        r = _apt("install", "-y", "-q", *PACKAGES)
-    command = f"apt-get install {' '.join(PACKAGES)}"
-    if r.returncode != 0:
-        why = ((r.stderr or r.stdout).strip().splitlines() or ["no output"])[-1]
-        pytest.fail(f"headless Chromium is needed and '{command}' failed (exit {r.returncode}: {why}); "
-                    "run it as root, then the tests again", pytrace=False)
-    if not (CHROMIUM.exists() and CHROMEDRIVER.exists()):
-        pytest.fail(f"headless Chromium is needed: after '{command}', {CHROMIUM} or {CHROMEDRIVER} is still "
-                    "missing", pytrace=False)
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--soak-sample", type=int, default=0, metavar="N",
+                     help="mark N of the slow soak tests 'soak_sample' (select them with -m)")
+
+
+@pytest.hookimpl(tryfirst=True)  # before -m deselects: the mark must be there when it looks
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    n = config.getoption("--soak-sample")
+    if n > 0:
+        for item in soak_sample([i for i in items if i.get_closest_marker("slow")], n):
+            item.add_marker("soak_sample")
+
+
+def soak_sample(slow: list[pytest.Item], n: int) -> list[pytest.Item]:
+    """N of ``slow``: one case of every soak test first (each kind of soak is worth more
+    than a second case of one), then cases spread evenly over the rest."""
+    firsts: dict[str, pytest.Item] = {}
+    for item in slow:
+        firsts.setdefault(item.nodeid.split("[")[0], item)
+    chosen = list(firsts.values())
+    if n <= len(chosen):
+        return [chosen[i * len(chosen) // n] for i in range(n)]
+    rest = [item for item in slow if item not in chosen]
+    more = min(n - len(chosen), len(rest))
+    return chosen + [rest[i * len(rest) // more] for i in range(more)]
+
+
+@pytest.fixture
+def open_umask() -> Iterator[None]:
+    """A umask that takes nothing away: a file is then as private as the code makes it, no more."""
+    old = os.umask(0)
+    try:
+        yield
+    finally:
+        os.umask(old)
 
 
 @pytest.fixture(scope="module")
 def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
     """A headless Chromium WebDriver, with a fresh profile, for the whole test module."""
-    ensure_chromium()
+    require_chromium()
     try:
         from selenium import webdriver
         from selenium.webdriver.chrome.service import Service

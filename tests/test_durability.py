@@ -28,7 +28,7 @@ import stat
 import struct
 import sys
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -268,16 +268,6 @@ async def test_every_chosen_record_is_synced_before_it_is_sent_and_no_ack_waits(
 
 
 # --- files that hold secrets ------------------------------------------------------------------------------
-
-
-@pytest.fixture
-def open_umask() -> Iterator[None]:
-    """A umask that takes nothing away: a file is then as private as the code makes it, no more."""
-    old = os.umask(0)
-    try:
-        yield
-    finally:
-        os.umask(old)
 
 
 def mode(path: Path) -> int:
