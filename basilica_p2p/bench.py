@@ -73,6 +73,7 @@ def bench_verify(replays: int) -> None:
     from .bots import GreedyBot
     from .identity import Identity
     from .replay.file import read_replay
+    from .replay.forks import find_forks
     from .replay.local import play_recorded
     from .replay.verify import known_manifests, verify_file
     from .wire import open_envelope
@@ -99,20 +100,39 @@ def bench_verify(replays: int) -> None:
                 if not verify_file(p, manifests).ok:
                     raise SystemExit(f"{p} did not verify")
 
-        sig_times, full_times = [], []
-        for _ in range(5):  # interleaved, so both see the same machine load
-            start = time.perf_counter()
-            signatures_only()
-            sig_times.append(time.perf_counter() - start)
-            start = time.perf_counter()
-            full()
-            full_times.append(time.perf_counter() - start)
-    sig, whole = min(sig_times), min(full_times)
+        # Each game as both sides hold it: two files, as `basilica verify a/* b/*` sees them.
+        pairs = []
+        for p in paths:
+            twin = p.with_name(p.stem + "-p2.replay")
+            twin.write_bytes(p.read_bytes())
+            pairs.append((p, twin))
+
+        def one_by_one() -> None:
+            for a, b in pairs:
+                verify_file(a, manifests)
+                verify_file(b, manifests)
+
+        def cross_checked() -> None:
+            for a, b in pairs:
+                if find_forks([verify_file(a, manifests), verify_file(b, manifests)]):
+                    raise SystemExit(f"{a} and {b} reported as parting")
+
+        times: dict[str, list[float]] = {"sig": [], "full": [], "single": [], "cross": []}
+        for _ in range(5):  # interleaved, so all see the same machine load
+            for key, fn in (("sig", signatures_only), ("full", full), ("single", one_by_one),
+                            ("cross", cross_checked)):
+                start = time.perf_counter()
+                fn()
+                times[key].append(time.perf_counter() - start)
+    sig, whole = min(times["sig"]), min(times["full"])
     print(f"verify: {replays} replays, {records} records")
     print(f"  signatures only: {records / sig:,.0f} records/s")
     print(f"  full verification: {records / whole:,.0f} records/s "
           f"(chain, protocol, every action re-played, every state hash)")
     print(f"  full / signatures-only time: {whole / sig:.2f}x (best of 5 each)")
+    single, cross = min(times["single"]), min(times["cross"])
+    print(f"  both sides' files of each game, cross-checked / verified one by one: {cross / single:.3f}x "
+          f"({2 * records / cross:,.0f} records/s cross-checked)")
 
 
 def _net_seed(k: int, role: str) -> int:

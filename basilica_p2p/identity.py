@@ -29,6 +29,7 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from .safefile import create_new, write_atomically
+from .wire.text import is_text
 
 KEY_FILE = "identity.key"
 INFO_FILE = "identity.json"
@@ -88,7 +89,7 @@ def default_name() -> str:
 
 def check_name(name: str) -> str:
     name = name.strip()
-    if not name or len(name) > MAX_NAME or not name.isprintable():
+    if not is_text(name, MAX_NAME):  # the rule the hello's name must pass on the wire
         raise IdentityError(f"a name is 1 to {MAX_NAME} printable characters")
     return name
 

@@ -263,3 +263,16 @@ def test_the_help_tells_how_names_are_made_and_changed() -> None:
         text = " ".join(run(*command).output.split())
         assert "login name" in text, (command, text)
     assert "rename" in run("id", "--help").output
+
+
+def test_an_identity_name_follows_the_wires_pinned_text_rule() -> None:
+    # Issue 9 §4.2: a name the wire would refuse must not be accepted by 'id new' either, whatever
+    # Unicode version the running Python has (U+1FAE8 was assigned only in Unicode 15.0).
+    from basilica_p2p.identity import IdentityError, check_name
+    from basilica_p2p.wire.text import is_text
+
+    assert check_name(" alice ") == "alice"
+    for name in ("al\U0001FAE8ice", "al\u200bice", "a" * 65, "\x1b[2J"):
+        assert not is_text(name, 64)
+        with pytest.raises(IdentityError):
+            check_name(name)
