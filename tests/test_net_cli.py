@@ -13,7 +13,6 @@ import signal
 import subprocess
 import sys
 import socket
-import time
 from pathlib import Path
 
 import pytest
@@ -23,6 +22,8 @@ from basilica_p2p.bots.external import ExternalBot, bot_label
 from basilica_p2p.cli import app
 from basilica_p2p.replay.file import read_replay
 from basilica_p2p.replay.verify import verify_file
+
+from readiness import drain, held, log_until, wait_until
 
 TESTS = Path(__file__).resolve().parent
 
@@ -51,10 +52,7 @@ def _listening_port(host: subprocess.Popen[str]) -> str:
 
 
 def _wait_for(folder: Path, pattern: str = "*.replay", timeout: float = 20) -> Path:
-    deadline = time.monotonic() + timeout
-    while not list(folder.glob(pattern)):
-        assert time.monotonic() < deadline, f"nothing like {pattern} in {folder}"
-        time.sleep(0.02)
+    wait_until(lambda: bool(list(folder.glob(pattern))), f"nothing like {pattern} in {folder}", timeout)
     (found,) = folder.glob(pattern)
     return found
 
@@ -94,18 +92,16 @@ def test_ctrl_c_in_host_join_and_resume_leaves_replays_that_resume_and_finish(tm
     host = _start(["host", "--port", "0", "--bind", "127.0.0.1", "--bot", "greedy", "--replay-dir",
                    str(tmp_path / "a")], home)
     port = _listening_port(host)
-    # The person's screen goes nowhere (a full pipe would block it); its input stays open and empty.
-    join = _start(["join", f"127.0.0.1:{port}", "--replay-dir", str(tmp_path / "b")], home, stdin=subprocess.PIPE,
-                  stdout=subprocess.DEVNULL)
+    # The person's input stays open and empty.
+    join = _start(["join", f"127.0.0.1:{port}", "--replay-dir", str(tmp_path / "b")], home, stdin=subprocess.PIPE)
+    assert join.stdout is not None
+    screen = drain(join.stdout.fileno())
     try:
         a, b = _wait_for(tmp_path / "a"), _wait_for(tmp_path / "b")
-        # Past the seed's commit-reveal and the host bot's first move, if it has the first:
-        # from then on the host waits for the person.
-        deadline = time.monotonic() + 20
-        while len(read_replay(a).records) < 6:
-            assert time.monotonic() < deadline, "the game did not get under way"
-            time.sleep(0.05)
-        time.sleep(0.5)
+        # Past the seed's commit-reveal and the host bot's first move, if it has the first: the
+        # person is asked, and once both hold the same messages the host waits for the person.
+        wait_until(lambda: b"> " in screen and held(tmp_path / "a") == held(tmp_path / "b") >= 6,
+                   "the person was never asked, with both sides level")
         code, err = _interrupt(host)
         _check_interrupted(code, err, a)
         code, err = _interrupt(join)  # at its prompt, in a worker thread
@@ -117,22 +113,22 @@ def test_ctrl_c_in_host_join_and_resume_leaves_replays_that_resume_and_finish(tm
                 p.kill()
                 p.communicate()
     for replay in (a, b):
-        held = read_replay(replay)
-        assert held.torn is None, replay
+        assert read_replay(replay).torn is None, replay
         v = verify_file(replay)
         assert not v.ok and "incomplete game: valid through record" in v.line(), v.line()  # valid so far
 
     waiting = _start(["resume", str(a), "--window", "30"], home)
-    time.sleep(1.0)
+    assert "listening on" in log_until(waiting, "listening on")[-1]
     code, err = _interrupt(waiting)
     _check_interrupted(code, err, a)
 
     rh = _start(["resume", str(a), "--window", "30"], home)
     try:
-        time.sleep(0.5)
+        said = log_until(rh, "listening on")  # the joiner retries until the host listens
         rj = subprocess.run(_cli("resume", str(b), "--window", "30", "--bot", "random"), env=_env(home),
                             stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60)
         _, err_h = rh.communicate(timeout=60)
+        err_h = "".join(said) + err_h
     finally:
         if rh.poll() is None:
             rh.kill()
@@ -150,7 +146,6 @@ def test_ctrl_c_at_a_terminal_prompt_gives_the_terminal_back(tmp_path: Path) -> 
     editing off while it waits; after Ctrl-C the terminal must be as it was, not left silent."""
     import pty
     import termios
-    import threading
 
     home = tmp_path / "home"
     host = _start(["host", "--port", "0", "--bind", "127.0.0.1", "--bot", "greedy", "--replay-dir",
@@ -162,28 +157,13 @@ def test_ctrl_c_at_a_terminal_prompt_gives_the_terminal_back(tmp_path: Path) -> 
     join = subprocess.Popen(_cli("join", f"127.0.0.1:{port}", "--replay-dir", str(tmp_path / "b")),
                             env=dict(_env(home), TERM="xterm"), stdin=slave, stdout=slave, stderr=subprocess.PIPE,
                             text=True)
-    screen = bytearray()
-
-    def drain() -> None:  # the screen must go somewhere, or the person's side blocks writing it
-        while True:
-            try:
-                data = os.read(master, 65536)
-            except OSError:
-                return
-            if not data:
-                return
-            screen.extend(data)
-
-    threading.Thread(target=drain, daemon=True).start()
+    screen = drain(master)
     try:
         a, b = _wait_for(tmp_path / "a"), _wait_for(tmp_path / "b")
-        deadline = time.monotonic() + 20
-        while len(read_replay(a).records) < 6 or b"> " not in screen:
-            assert time.monotonic() < deadline, "the person was never asked"
-            time.sleep(0.05)
-        time.sleep(0.3)
-        during = termios.tcgetattr(slave)
-        assert not during[3] & termios.ECHO, "the prompt was expected to turn echo off while it waits"
+        wait_until(lambda: held(tmp_path / "a") >= 6 and b"> " in screen, "the person was never asked")
+        # The prompt (readline) turns echo off once it waits; the "> " is written just before.
+        wait_until(lambda: not termios.tcgetattr(slave)[3] & termios.ECHO,
+                   "the prompt was expected to turn echo off while it waits", timeout=10)
         code, err = _interrupt(join)
         _check_interrupted(code, err, b)
         after = termios.tcgetattr(slave)

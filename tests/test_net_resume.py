@@ -7,12 +7,13 @@ import random
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 
 from basilica_p2p.replay.verify import verify_file
+
+from readiness import held, log_until, wait_until
 
 TESTS = Path(__file__).resolve().parent
 
@@ -48,15 +49,24 @@ def _replay(folder: Path) -> Path:
     return found[0]
 
 
+# Both sides have written their session sidecars (which `resume` needs) before either holds
+# both commitments, message 4.
+UNDER_WAY = 4
+
+
+def _wait_under_way(tmp: Path) -> None:
+    wait_until(lambda: held(tmp / "a") >= UNDER_WAY and held(tmp / "b") >= UNDER_WAY, "the game did not start")
+
+
 def _kill_and_resume(tmp: Path, rng: random.Random) -> None:
     host, join = _start_game(tmp)
     victim, survivor = (host, join) if rng.random() < 0.5 else (join, host)
-    # Wait until the game is under way (both replays exist), then a random moment more.
-    deadline = time.monotonic() + 20
-    while not (list((tmp / "a").glob("*.replay")) and list((tmp / "b").glob("*.replay"))):
-        assert time.monotonic() < deadline, "the game did not start"
-        time.sleep(0.02)
-    time.sleep(rng.uniform(0.0, 0.8))
+    # Once the game is under way, kill the victim when its replay holds a random number of
+    # messages: fewer than the shortest games have (about 90), so that it is mid-game.
+    at = rng.randrange(UNDER_WAY, 80)
+    _wait_under_way(tmp)
+    wait_until(lambda: held(tmp / ("a" if victim is host else "b")) >= at, f"the game did not reach message {at}")
+    assert victim.poll() is None, f"the game ended before message {at}"
     victim.send_signal(signal.SIGKILL)
     victim.wait(10)
     survivor.communicate(timeout=30)  # it notices the drop (or finished just before the kill)
@@ -64,10 +74,12 @@ def _kill_and_resume(tmp: Path, rng: random.Random) -> None:
     home = tmp / "home"
     rh = subprocess.Popen(_cli("resume", str(a), "--window", "20"), env=_env(home), stdout=subprocess.PIPE,
                           stderr=subprocess.PIPE, text=True)
-    time.sleep(0.3)
+    # The joiner retries until the host listens; it is started once the host says it will.
+    said = log_until(rh, "listening on", "already finished")
     rj = subprocess.run(_cli("resume", str(b), "--window", "20"), env=_env(home), capture_output=True, text=True,
                         timeout=60)
     out, err = rh.communicate(timeout=60)
+    err = "".join(said) + err
     assert rh.returncode == 0, err
     assert rj.returncode == 0, rj.stderr
     va, vb = verify_file(a), verify_file(b)
@@ -89,11 +101,7 @@ def test_kill_and_resume_soak(tmp_path: Path, case: int) -> None:
 
 def test_a_peer_that_does_not_come_back_loses_by_forfeit(tmp_path: Path) -> None:
     host, join = _start_game(tmp_path)
-    deadline = time.monotonic() + 20
-    while not list((tmp_path / "b").glob("*.replay")):
-        assert time.monotonic() < deadline
-        time.sleep(0.02)
-    time.sleep(0.1)  # a game of slow bots lasts about a second: this is early in it
+    _wait_under_way(tmp_path)  # a game of slow bots lasts about a second: this is early in it
     join.send_signal(signal.SIGKILL)
     join.wait(10)
     host.communicate(timeout=30)
