@@ -180,6 +180,7 @@ def local_identity(home: Path, label: str, name: str | None = None) -> Identity:
     """An identity the client keeps for itself: the two sides of local matches,
     or a bot playing over the network (made on first use)."""
     path = home / "local" / f"{label}.key"
+    make_home(home)  # the home first: made by the line below as a mere parent, it would follow the umask
     if not path.exists():
         try:
             _write_private(path, Ed25519PrivateKey.generate(), force=False)

@@ -13,8 +13,10 @@ So every file the client creates goes through one of two recipes:
   A rename replaces a link at ``path`` itself and never writes through it,
   and readers see the old file or the new one, never half of either.
 
-Both set the mode with ``fchmod`` on the open file, so the umask cannot widen
-it.  Errors are ``OSError`` as from ``open``; callers turn them into one line.
+A file that holds secrets is given ``mode=0o600`` with ``fchmod`` on the open
+file, so the umask cannot widen it.  Any other file is created ``0o666`` less
+the umask, as ``open`` would: a user's restrictive umask is respected.
+Errors are ``OSError`` as from ``open``; callers turn them into one line.
 """
 
 from __future__ import annotations
@@ -41,9 +43,10 @@ def sync_directory(folder: Path) -> None:
         os.close(fd)
 
 
-def _write_fd(fd: int, data: bytes, mode: int) -> None:
+def _write_fd(fd: int, data: bytes, mode: int | None) -> None:
     try:
-        os.fchmod(fd, mode)
+        if mode is not None:
+            os.fchmod(fd, mode)
         view = memoryview(data)
         while view:
             view = view[os.write(fd, view):]
@@ -56,9 +59,9 @@ def _as_bytes(data: bytes | str) -> bytes:
     return data.encode("utf-8") if isinstance(data, str) else data
 
 
-def create_new(path: Path, data: bytes | str, mode: int = 0o644) -> None:
+def create_new(path: Path, data: bytes | str, mode: int | None = None) -> None:
     """Create ``path``, which must not exist (not even as a dangling link), holding ``data``."""
-    fd = os.open(path, _EXCL, mode)
+    fd = os.open(path, _EXCL, 0o600 if mode is not None else 0o666)
     try:
         _write_fd(fd, _as_bytes(data), mode)
     except OSError:
@@ -70,11 +73,11 @@ def create_new(path: Path, data: bytes | str, mode: int = 0o644) -> None:
     sync_directory(path.parent)
 
 
-def write_atomically(path: Path, data: bytes | str, mode: int = 0o644) -> None:
+def write_atomically(path: Path, data: bytes | str, mode: int | None = None) -> None:
     """Replace ``path`` with ``data`` whole or not at all, never writing through a link."""
     folder = path.parent if str(path.parent) else Path(".")
     tmp = folder / f".{path.name}.{secrets.token_hex(6)}.tmp"
-    fd = os.open(tmp, _EXCL, mode)
+    fd = os.open(tmp, _EXCL, 0o600 if mode is not None else 0o666)
     try:
         _write_fd(fd, _as_bytes(data), mode)
         os.replace(tmp, path)

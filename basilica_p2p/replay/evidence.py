@@ -85,7 +85,7 @@ def encode_evidence(a: list[bytes], b: list[bytes], hello: bytes | None) -> byte
 
 def write_evidence(path: Path, a: list[bytes], b: list[bytes], hello: bytes | None) -> None:
     """Create the evidence file; it must not exist yet (nor a link planted in its place)."""
-    create_new(path, encode_evidence(a, b, hello), 0o644)
+    create_new(path, encode_evidence(a, b, hello))
 
 
 def _run(value: Any, side: str) -> list[Envelope]:

@@ -279,7 +279,7 @@ def render_html(data: dict[str, Any]) -> str:
 def write_atomically(out: Path, text: str) -> None:
     """Write ``out`` whole or not at all (see :mod:`basilica_p2p.safefile`)."""
     try:
-        safefile.write_atomically(out, text, 0o644)
+        safefile.write_atomically(out, text)
     except OSError as e:
         raise OutputError(f"cannot write {out}: {e.strerror}") from None
 
