@@ -242,7 +242,8 @@ def id_rename(
 
 @app.command("verify")
 def verify(
-    files: list[Path] = typer.Argument(None, help="Replay files to check, and evidence files to confirm."),
+    files: list[Path] = typer.Argument(None, metavar="FILE...", show_default=False,
+                                       help="Replay files to check, and evidence files to confirm."),
     as_json: bool = typer.Option(False, "--json", metavar="", help="Print one JSON verdict per file, as a list."),
     manifest: list[Path] = typer.Option([], "--manifest", metavar="FILE", help="A manifest the games may use (repeatable)."),
     evidence: Optional[Path] = typer.Option(
@@ -252,12 +253,11 @@ def verify(
 ) -> None:
     """Check replays end to end: signatures, hash chain, commit-reveal, every action, every state hash, the result.
 
-    Files of the same game are also checked against each other: they must agree (one may be a prefix of the
-    other). Where they part, every key that signed records on both branches is named: proof of cheating.
-    Evidence files (from --evidence, or written by a live game) are recognised and confirmed.
+    Files of one game are also checked against each other: they must agree, or one be a prefix of the other. Where two part, every key that signed records on both branches is named: proof of cheating.
 
-    Needs no private key and no network. Exit 0 if every replay is a valid, finished game, the replays of each
-    game agree and every evidence file is confirmed; 1 otherwise.
+    Evidence files (written by --evidence or by a live game) are recognised and confirmed.
+
+    Needs no private key and no network. Exit 0 if every replay is a valid, finished game, the replays of each game agree and every evidence file is confirmed; 1 otherwise.
     """
     from .replay.evidence import check_evidence, is_evidence_file
     from .replay.forks import find_forks
@@ -266,8 +266,8 @@ def verify(
     files = list(files or [])
     proofs = [p for p in files if is_evidence_file(p)]
     replays = [p for p in files if p not in proofs]
-    if evidence is not None and not replays:
-        proofs.append(evidence)
+    if evidence is not None and (not replays or is_evidence_file(evidence)):
+        proofs.append(evidence)  # alone, or an existing proof: confirm it, never overwrite it
         evidence = None
     if not files and not proofs:
         raise fail("name the replay files to check (or an evidence file)")
@@ -291,7 +291,8 @@ def verify(
         out: list[dict[str, object]] = []
         for v in verdicts:
             d = v.to_json()
-            d["conflicts"] = [f.to_json() for f in forks if v in (f.a, f.b)]
+            d["conflicts"] = [dict(f.to_json(), evidence=str(written) if written and f is proven[0] else None)
+                              for f in forks if v in (f.a, f.b)]
             out.append(d)
         out += [{"path": r.path, "evidence": True, "confirmed": r.ok, "message": r.message} for r in confirmations]
         typer.echo(json.dumps(out, indent=1))
@@ -303,9 +304,13 @@ def verify(
         for r in confirmations:
             typer.echo(r.line(), err=not r.ok)
         if written is not None:
-            typer.echo(f"evidence written to {written}; anyone can confirm it with 'basilica verify --evidence {written}'")
-        elif evidence is not None and forks:
-            typer.echo("no evidence written: no key signed both histories", err=True)
+            accused = proven[0].signed_both[0]
+            who = f"player {accused.seat + 1} ({accused.name})" if accused.seat is not None else "the key"
+            typer.echo(f"evidence against {who} written to {written}; anyone can confirm it with "
+                       f"'basilica verify --evidence {written}'")
+        elif evidence is not None:
+            why = "no key signed both histories" if forks else "the files of each game agree"
+            typer.echo(f"no evidence written: {why}", err=True)
     if not all(v.ok for v in verdicts) or forks or not all(r.ok for r in confirmations):
         raise typer.Exit(1)
 
@@ -425,6 +430,7 @@ def _net_options(
     from .bots import BotSpecError, close_bot, make_bot
     from .engine import Options
     from .identity import IdentityError, local_identity
+    from .net.ledger import GameLedger
     from .net.peer import PeerConfig
     from .net.peers import KnownPeers
     from .tui import TerminalPlayer
@@ -466,6 +472,7 @@ def _net_options(
         "move_time": move_time, "keep_session": keep_session,
     }
     config.keep_session = keep_session
+    config.ledger = GameLedger(home)
     return config
 
 

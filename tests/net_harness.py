@@ -467,6 +467,7 @@ async def run_against(
     limit: float = 20.0,
     tick: float | None = None,
     grace: float = 5.0,
+    ledger: Any = None,
 ) -> Run:
     """Run the honest side (``play_one_game``) and ``script`` on two ends of a stream pair.
 
@@ -490,7 +491,8 @@ async def run_against(
                 if keepalive:
                     inner.start_soon(conn.keepalive)
                 try:
-                    run.report = await play_one_game(conn, honest, honest_seat, honest_settings, agent, replay_dir)
+                    run.report = await play_one_game(conn, honest, honest_seat, honest_settings, agent, replay_dir,
+                                                     ledger=ledger)
                 except Exception as e:
                     run.error = e
                 run.ended = trio.current_time()

@@ -11,6 +11,7 @@ valid prefix of the game (``verify_file``: ok=False, "incomplete game",
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -486,27 +487,42 @@ async def test_the_peers_own_resignation_is_accepted(tmp_path: Path) -> None:
     assert v.ok and "player 2 (" in v.line() and "resigned" in v.line(), v.line()
 
 
-async def test_an_action_while_we_are_to_move_is_named_out_of_turn(tmp_path: Path) -> None:
-    """Issue 9 §4: an action that arrives while the move is ours is reported as out of turn,
-    not as a sequence-number error."""
+def _at_our_message(type_: str, body: Callable[[ScriptedPeer, dict], dict]):  # type: ignore[type-arg]
+    """A script that plays until the honest side has sent its action (seq N) and waits for our
+    ack, then sends a ``type_`` message of its own at seq N, chained where that action is."""
 
     async def script(p: ScriptedPeer) -> None:
         await p.hello()
-        # The honest side has just sent its action (seq N) and waits for our ack; we act as if
-        # message N were ours: an action for the same ply, chained where its action is.
         got = await p.play(stop=at_step("ack", after=MID))
         assert got == "ack"
         n = p.ref.seq - 1  # type: ignore[union-attr]
         theirs = open_envelope(p.records[n])
         assert theirs.type == "action" and theirs.sender != p.me.public
-        env = p.forge("action", dict(theirs.body), seq=n, prev=theirs.prev)
+        env = p.forge(type_, body(p, dict(theirs.body)), seq=n, prev=theirs.prev)
         p.bad.append(env.raw)
         await p.send_env(env)
         await p.drain()
 
-    run = await run_against(script, tmp_path, honest_seat=0)
+    return script
+
+
+async def test_an_action_while_we_are_to_move_is_named_out_of_turn(tmp_path: Path) -> None:
+    """Issue 9 §4: an action that arrives while the move is ours is reported as out of turn,
+    not as a sequence-number error."""
+    run = await run_against(_at_our_message("action", lambda p, b: b), tmp_path, honest_seat=0)
     message = refused(run, "out of turn")
     assert "sequence number" not in message
+
+
+async def test_a_resignation_that_crosses_our_action_is_a_parting_not_misbehaviour(tmp_path: Path) -> None:
+    """The peer resigned while our action was in flight: nobody cheated, but the two records part
+    at that message and cannot be joined; we say so, keep a valid prefix, and accuse no one."""
+    from basilica_p2p.net.session import Refused
+
+    script = _at_our_message("forfeit", lambda p, b: {"loser": p.seat + 1, "reason": "quit at the prompt"})
+    run = await run_against(script, tmp_path, honest_seat=0)
+    message = refused(run, "crossed our action", "quit at the prompt", exc=Refused)
+    assert "out of turn" not in message and "cannot be joined" in message
 
 
 async def test_no_hang_when_the_peer_floods_pings(tmp_path: Path) -> None:
@@ -567,3 +583,30 @@ async def test_an_error_notice_is_shown_without_terminal_control_characters(tmp_
     run = await misbehave_at(tmp_path, "action", act)
     message = refused(run, "boom", exc=PeerGone, records=seq_of(run), notice=False)
     assert message.isprintable(), f"control characters reach the user: {message!r}"
+
+
+async def test_a_game_id_used_before_is_refused_whatever_the_replay_folder(tmp_path: Path) -> None:
+    """Review of issue 9: player 1 alone chooses the game id.  A host that starts a second game
+    with the id of an earlier one must not get our key to sign a second hello (and commitment,
+    and moves) for it: two histories of one game id signed by us would be a confirmed "proof"
+    that *we* cheated.  Before the ledger, only a replay still in the same folder stopped it."""
+    from basilica_p2p.net.ledger import GameLedger
+    from basilica_p2p.net.session import Refused
+
+    game = bytes([0x42]) * 32
+    ledger = GameLedger(tmp_path / "home")
+
+    async def honest_game(p: ScriptedPeer) -> None:
+        await p.hello(game=game)
+        await p.play()
+        await p.drain()
+
+    first = await run_against(honest_game, tmp_path / "one", honest_seat=1, ledger=ledger)
+    assert first.error is None and first.report is not None, repr(first.error)
+    again = await run_against(honest_game, tmp_path / "two", honest_seat=1, ledger=ledger)
+    assert isinstance(again.error, Refused), repr(again.error)
+    assert "id of one we already played" in str(again.error)
+    assert any("game id was used before" in e for e in again.peer.errors), again.peer.errors
+    # Nothing was signed for the second game: no hello of ours reached the peer, no replay.
+    assert again.peer.records[1:] == [] and not list((tmp_path / "two").glob("*.replay"))
+    assert ledger.signed(ALICE.public, game) and not ledger.signed(BOB.public, game)

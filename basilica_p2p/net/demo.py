@@ -18,6 +18,7 @@ from ..bots import make_bot
 from ..engine import Game, Options, default_manifest
 from ..identity import local_identity
 from ..net.peer import PeerConfig, host, join
+from ..net.ledger import GameLedger
 from ..net.peers import KnownPeers
 from ..net.session import GameReport, Settings, Timeouts
 from ..render import render_board, render_scoring
@@ -44,7 +45,7 @@ def run_demo(replay_dir: Path, bots: tuple[str, str], options: Options, show_boa
         def config(k: int, log: Callable[[str], None], moves: Callable[[Game, int, int, str], None] | None) -> PeerConfig:
             return PeerConfig(ids[k], settings, lambda n: make_bot(bots[k], manifest, 1000 * k + n),
                               replay_dir / ("host" if k == 0 else "join"), KnownPeers(home / ("host", "join")[k]),
-                              Timeouts(), 1, log=log, on_move=moves)
+                              Timeouts(), 1, log=log, on_move=moves, ledger=GameLedger(home / ("host", "join")[k]))
 
         results: dict[int, list[GameReport]] = {}
 

@@ -15,7 +15,8 @@ import trio
 
 from ..engine import Game
 from ..identity import Identity
-from .framing import PeerBye, PeerClosed
+from .framing import PeerBye, PeerClosed, PeerTimeout
+from .ledger import GameLedger
 from .peers import KnownPeers
 from .session import (
     Agent,
@@ -47,6 +48,7 @@ class PeerConfig:
     round_trips: list[float] | None = None  # if given, action round trips are added here
     current: Path | None = None  # the replay of the game under way (None between games): for Ctrl-C
     keep_session: bool = False  # keep each finished game's session file (normally deleted)
+    ledger: GameLedger | None = None  # the game ids our keys signed: never one twice
 
 
 async def play_games(stream: trio.abc.Stream, hosting: bool, config: PeerConfig) -> list[GameReport]:
@@ -77,7 +79,7 @@ async def play_games(stream: trio.abc.Stream, hosting: bool, config: PeerConfig)
             try:
                 report = await play_one_game(conn, config.me, seat, config.settings, config.agent_for(k),
                                              config.replay_dir, config.peers, config.log, config.on_move,
-                                             config.resume_info, on_start=started)
+                                             config.resume_info, on_start=started, ledger=config.ledger)
             except (PeerBye, NoGameStarted, BadHello) as e:
                 # After the host's last game its goodbye can cross our next hello and the
                 # connection may even be reset: if no game was begun, the session is simply over.
@@ -87,7 +89,7 @@ async def play_games(stream: trio.abc.Stream, hosting: bool, config: PeerConfig)
                         with trio.move_on_after(1):
                             try:  # tells a host that waits for it that our session file is gone too
                                 await conn.framed.send_control("bye")
-                            except (PeerClosed, ValueError):
+                            except (PeerClosed, PeerTimeout, ValueError):
                                 pass
                     return
                 if isinstance(e, BadHello):

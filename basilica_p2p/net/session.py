@@ -37,6 +37,8 @@ from ..wire import (
 )
 from ..wire.envelope import PROTOCOL_VERSION
 from .framing import ENVELOPE, Frame, FramedStream, PeerBye, PeerClosed, PeerTimeout
+from ..names import shown
+from .ledger import GameLedger, LedgerError
 from .peers import KnownPeers, PeerKeyMismatch
 
 
@@ -268,7 +270,8 @@ class Connection:
         closes (an older client) or goes silent shows nothing."""
         with trio.move_on_after(min(limit, self.timeouts.handshake)):
             try:
-                await self.receive_envelope()
+                while True:  # e.g. a joiner's hello for a next game that will not be played
+                    await self.receive_envelope()
             except PeerBye:
                 return True
             except (PeerClosed, PeerTimeout, SessionError):
@@ -358,8 +361,11 @@ async def play_one_game(
     on_move: Callable[[Game, int, int, str], None] | None = None,
     resume_info: dict[str, Any] | None = None,
     on_start: Callable[[Path], None] | None = None,
+    ledger: GameLedger | None = None,
 ) -> GameReport:
     """Play one whole game on an open connection; ``seat`` 0 is player 1 (speaks first).
+
+    With a ``ledger``, a game id our key already signed a hello for is refused.
 
     With ``resume_info`` (how to reconnect: role, address, identity...), a
     sidecar file next to the replay keeps it and the secrets, so that
@@ -367,7 +373,7 @@ async def play_one_game(
     told the replay's path once it exists.
     """
     try:
-        side, peer_name = await _handshake(conn, me, seat, settings, replay_dir, peers, log)
+        side, peer_name = await _handshake(conn, me, seat, settings, replay_dir, peers, log, ledger)
     except ProtocolError as e:
         await conn.tell_error(f"bad hello: {e}")
         raise BadHello(f"the peer's hello is invalid: {e}") from None
@@ -446,13 +452,14 @@ def forget_session(sidecar: Path | None) -> None:
 
 async def _handshake(
     conn: Connection, me: Identity, seat: int, settings: Settings, replay_dir: Path,
-    peers: KnownPeers | None, log: Callable[[str], None],
+    peers: KnownPeers | None, log: Callable[[str], None], ledger: GameLedger | None = None,
 ) -> tuple[_Side, str]:
     mine = hello_body(me, settings)
     deadline = trio.current_time() + conn.timeouts.handshake
     try:
         if seat == 0:
             game = os.urandom(32)
+            await _claim_game_id(conn, ledger, me, game)
             first = seal(me.key, game, 0, GENESIS, "hello", mine)
             await conn.send_envelope(first.raw)
             second = open_envelope(await conn.receive_envelope(deadline))
@@ -499,8 +506,9 @@ async def _handshake(
                     "another name ('basilica id rename NAME')")
             raise Refused(str(e)) from None
         if check.new:
-            log(f"first contact with {theirs['name']!r}: key {check.fingerprint} remembered")
+            log(f"first contact with {shown(theirs['name'])}: key {check.fingerprint} remembered")
     if seat == 1:
+        await _claim_game_id(conn, ledger, me, game)
         second = seal(me.key, game, 1, first.hash, "hello", mine)
     names = (first.body["name"], second.body["name"])
     spec = GameSpec(game, (first.sender, second.sender), names, settings.options, settings.manifest)
@@ -525,6 +533,21 @@ async def _handshake(
         await conn.send_envelope(second.raw)  # recorded (and fsynced) before it is sent
     log(f"game {game.hex()[:16]}: {names[0]} (player 1) vs {names[1]} (player 2); replay {path}")
     return side, theirs["name"]
+
+
+async def _claim_game_id(conn: Connection, ledger: GameLedger | None, me: Identity, game: bytes) -> None:
+    """Never sign two hellos for one game id (net/ledger.py says why)."""
+    if ledger is None:
+        return
+    try:
+        fresh = ledger.claim(me.public, game)
+    except LedgerError as e:
+        await conn.tell_error("the other side cannot record the game")
+        raise SessionError(str(e)) from None
+    if not fresh:
+        await conn.tell_error("that game id was used before: start a new game")
+        raise Refused(f"the peer starts a game with the id of one we already played ({game.hex()[:16]}); "
+                      "signing it again would make our key sign two histories of one game")
 
 
 def _check_hello(env: Envelope, game: bytes, seq: int, prev: bytes) -> None:
@@ -631,6 +654,13 @@ async def _accept(
             await conn.tell_error(f"you signed two different messages for seq {env.seq}")
             raise PeerMisbehaved(f"the peer signed two different messages for seq {env.seq}; evidence in {path}")
         if held.sender == ref.spec.players[seat] and env.sender == ref.spec.players[1 - seat]:
+            if env.type == "forfeit":
+                # A resignation or claim of the peer's crossed our message in flight (both were
+                # due at once): no one misbehaved, but the two records part here for good.
+                reason = printable(env.body["reason"], 200)
+                await conn.tell_error(f"your forfeit crossed our {held.type}: our records part at message {env.seq}")
+                raise Refused(f"the peer's forfeit ({reason}) crossed our {held.type} at message {env.seq}: the two "
+                              "records part there and cannot be joined; ours stays valid up to the message before")
             # Message env.seq was ours to send, and we sent it: the peer spoke out of turn.
             await conn.tell_error(f"your {env.type} came out of turn: message {env.seq} was ours ({held.type})")
             raise PeerMisbehaved(f"the peer sent {_a(env.type)} out of turn: message {env.seq} was ours "
