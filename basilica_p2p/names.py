@@ -65,9 +65,26 @@ def _mapped(text: str) -> str:
     return unicodedata.normalize("NFD", text).casefold()
 
 
+# Unicode's Default_Ignorable_Code_Point (DerivedCoreProperties.txt, unchanged since
+# Unicode 6): code points drawn as nothing.  More than the format characters (Cf):
+# variation selectors, the combining grapheme joiner and the Hangul fillers are not
+# Cf, pass the wire's text rule, and would make `al\ufe0fice` a new `alice`.
+_IGNORABLE = (
+    (0x00AD, 0x00AD), (0x034F, 0x034F), (0x061C, 0x061C), (0x115F, 0x1160), (0x17B4, 0x17B5),
+    (0x180B, 0x180F), (0x200B, 0x200F), (0x202A, 0x202E), (0x2060, 0x206F), (0x3164, 0x3164),
+    (0xFE00, 0xFE0F), (0xFEFF, 0xFEFF), (0xFFA0, 0xFFA0), (0xFFF0, 0xFFF8), (0x1BCA0, 0x1BCA3),
+    (0x1D173, 0x1D17A), (0xE0000, 0xE0FFF),
+)
+
+
+def _invisible(c: str) -> bool:
+    o = ord(c)
+    return unicodedata.category(c) == "Cf" or any(lo <= o <= hi for lo, hi in _IGNORABLE)
+
+
 def _plain(name: str) -> str:
     text = unicodedata.normalize("NFKC", name)
-    text = "".join(c for c in text if unicodedata.category(c) != "Cf")
+    text = "".join(c for c in text if not _invisible(c))
     return " ".join(text.split())
 
 

@@ -218,3 +218,32 @@ def test_prove_reads_the_accused_seat_and_name_from_its_hello(honest: Path, tmp_
     # Without the hello the key alone is named.
     assert prove(dict(data, hello=None)).seat is None
     assert encode_evidence(list(data["a"]), list(data["b"]), None)  # type: ignore[call-overload]
+
+
+@pytest.mark.trio
+async def test_the_two_files_both_sides_write_in_a_network_game_agree(tmp_path: Path) -> None:
+    # Not a byte copy: each side writes its own replay over a real connection.
+    from net_harness import ALICE, BOB, host_and_join, settings
+    from test_net_session import config, reports
+
+    s = settings()
+    pair = await host_and_join(config(ALICE, s, tmp_path / "h", games=2), config(BOB, s, tmp_path / "j", games=2))
+    files = [str(r.replay) for r in reports(pair.host) + reports(pair.join)]
+    assert len(files) == 4
+    result = runner.invoke(app, ["verify", *files, "--evidence", str(tmp_path / "proof")])
+    assert result.exit_code == 0, result.output
+    assert "conflict" not in result.output and "no evidence written: the files of each game agree" in result.output
+    assert not (tmp_path / "proof").exists()
+    verdicts = [verify_file(Path(f), rb.manifests()) for f in files]
+    assert len({v.game for v in verdicts}) == 2 and find_forks(verdicts) == []
+
+
+def test_an_existing_proof_given_to_evidence_is_confirmed_not_refused(honest: Path, tmp_path: Path) -> None:
+    # 'verify --evidence PROOF R.replay' (the reading the user meant) confirms PROOF and checks R.
+    forged, _ = _forge(honest, tmp_path / "forged.replay", forger=1)
+    proof = tmp_path / "proof.evidence"
+    assert runner.invoke(app, ["verify", str(honest), str(forged), "--evidence", str(proof)]).exit_code == 1
+    before = proof.read_bytes()
+    result = runner.invoke(app, ["verify", "--evidence", str(proof), str(honest)])
+    assert result.exit_code == 0, result.output
+    assert "confirmed" in result.output and proof.read_bytes() == before

@@ -111,3 +111,37 @@ async def test_a_finished_resume_deletes_both_sidecars(tmp_path: Path) -> None:
             nursery.start_soon(side, "h", rh, ALICE, True)
             nursery.start_soon(side, "j", rj, BOB, False)
     assert _sidecars(tmp_path) == []
+
+
+async def test_resume_delivers_a_last_result_the_peer_never_recorded(tmp_path: Path) -> None:
+    # Player 2 signs the last result; player 1 crashed before recording it.  Player 2's game is
+    # finished, but its kept session file lets `resume` meet once more and hand it over; then
+    # both replays verify and both session files are gone.
+    import replay_builders as rb
+    from basilica_p2p.bots import RandomBot
+    from basilica_p2p.net.resume import Rendezvous, resume
+    from basilica_p2p.replay.verify import known_manifests, verify_file
+
+    s = settings()
+    h = with_resume(config(ALICE, s, tmp_path / "h"), "host")
+    j = with_resume(config(BOB, s, tmp_path / "j", seed=5), "join")
+    h.keep_session = j.keep_session = True
+    pair = await host_and_join(h, j)
+    (rh,) = reports(pair.host)
+    (rj,) = reports(pair.join)
+    assert rj.seat == 1 and not rj.delivered  # the joiner, player 2, signed the last message
+    replay, envs = rb.load(rh.replay)
+    rb.write(rh.replay, replay.header_bytes, [e.raw for e in envs[:-1]])  # the crash took it
+    assert not verify_file(rh.replay).ok
+    listener = trio.socket.socket()
+    await listener.bind(("127.0.0.1", 0))
+    port = listener.getsockname()[1]
+    listener.close()
+    with trio.fail_after(30):
+        async with trio.open_nursery() as nursery:
+            async def side(path: Path, me, listen: bool) -> None:  # type: ignore[no-untyped-def]
+                await resume(path, me, known_manifests(), RandomBot(9), Rendezvous(listen, "127.0.0.1", port), window=10)
+            nursery.start_soon(side, rh.replay, ALICE, True)
+            nursery.start_soon(side, rj.replay, BOB, False)
+    assert verify_file(rh.replay).ok and rh.replay.read_bytes()[8:] == rj.replay.read_bytes()[8:]
+    assert _sidecars(tmp_path) == []

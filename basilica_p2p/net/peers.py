@@ -17,6 +17,7 @@ The file is ``{"name": "64 hex digits of the public key", ...}``, mode 0600.
 from __future__ import annotations
 
 import json
+import shlex
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -91,9 +92,11 @@ class KnownPeers:
     @staticmethod
     def _refusal(name: str, key: bytes, known: str, known_key: bytes) -> str:
         which = f"{shown(known)}" if known == name else f"{shown(known)}, a name that looks the same,"
+        # The name is the peer's own text: quoted for a shell, so that pasting the command
+        # can never run anything the peer chose.
         return (f"peer {shown(name)} presented key {key_for_people(key)}, but {which} is known with key "
-                f"{key_for_people(known_key)}; if that is expected run "
-                f"'basilica peers trust {name} {key.hex()}', else do not play")
+                f"{key_for_people(known_key)}; if that is expected run: "
+                f"basilica peers trust {shlex.quote(name)} {key.hex()} (else do not play)")
 
     def trust(self, name: str, key: bytes) -> list[str]:
         """Store ``name`` with ``key``, in place of every entry that looks like it; returns the names replaced."""

@@ -17,7 +17,7 @@ import trio
 
 from ..engine import Game, Manifest
 from ..identity import Identity
-from ..wire import seal
+from ..wire import open_envelope, seal
 from ..replay.file import ReplayWriter
 from .framing import PeerClosed
 from .session import (
@@ -93,12 +93,20 @@ async def resume(
 ) -> GameReport:
     side, seat = side_from_replay(path, manifests, me)
     peer_name = side.ref.spec.names[1 - seat]
-    if side.ref.finished:
+    keep = keep_session or bool(side.info.get("keep_session"))
+    ours_last = open_envelope(side.records[-1]).sender == me.public
+    if side.ref.finished and not (ours_last and side.sidecar is not None and side.sidecar.exists()):
         side.writer.close()
         log(f"{path}: the game is already finished")
+        if not ours_last and not keep:
+            forget_session(side.sidecar)  # its last message is the peer's: both hold everything
         assert side.ref.outcome is not None
         game = side.ref.game or Game.new(side.ref.spec.manifest, side.ref.spec.options, bytes(32))
-        return GameReport(path, seat, peer_name, side.ref.outcome, game)
+        return GameReport(path, seat, peer_name, side.ref.outcome, game, side.sidecar, not ours_last)
+    if side.ref.finished:
+        # Finished here, but our last message may never have reached the peer (its replay
+        # would then stay one message short): meet once more so that it can fetch it.
+        log(f"{path}: the game is finished here; {peer_name} may lack our last message")
     log(f"{path}: {len(side.records)} messages held; "
         f"{'listening on' if where.listen else 'dialling'} {where.address}:{where.port} for up to {window:g} s")
     stream = await _meet(where, window)
@@ -120,7 +128,6 @@ async def resume(
         return GameReport(path, seat, peer_name, side.ref.outcome, game)
     conn = Connection(stream, timeouts)
 
-    keep = keep_session or bool(side.info.get("keep_session"))
 
     async def finish() -> GameReport:
         await resume_exchange(conn, side, log)
