@@ -9,9 +9,9 @@ the HTML replay viewer and the terminal client are part of what the suite checks
 ``open_umask``: a umask of 0, so a file is exactly as private as the code makes it.
 
 ``--soak-sample N``: marks N of the ``slow`` soak tests ``soak_sample``, the same N on
-every run: the first case of each soak test, then cases spread evenly over the rest.
-``.ci/run`` selects them with ``-m 'not slow or soak_sample'``, so that CI runs a bounded
-part of the soak on top of the normal suite, in one pytest run.
+every run, spread evenly over their collection order.  ``.ci/run`` selects them with
+``-m 'not slow or soak_sample'``, so that CI runs a bounded part of the soak on top of
+the normal suite, in one pytest run.
 """
 
 from __future__ import annotations
@@ -59,17 +59,9 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 
 def soak_sample(slow: list[pytest.Item], n: int) -> list[pytest.Item]:
-    """N of ``slow``: one case of every soak test first (each kind of soak is worth more
-    than a second case of one), then cases spread evenly over the rest."""
-    firsts: dict[str, pytest.Item] = {}
-    for item in slow:
-        firsts.setdefault(item.nodeid.split("[")[0], item)
-    chosen = list(firsts.values())
-    if n <= len(chosen):
-        return [chosen[i * len(chosen) // n] for i in range(n)]
-    rest = [item for item in slow if item not in chosen]
-    more = min(n - len(chosen), len(rest))
-    return chosen + [rest[i * len(rest) // more] for i in range(more)]
+    """N of ``slow``, spread evenly over their collection order (the first always among them)."""
+    n = min(n, len(slow))
+    return [slow[i * len(slow) // n] for i in range(n)]
 
 
 @pytest.fixture
