@@ -9,9 +9,9 @@ the HTML replay viewer and the terminal client are part of what the suite checks
 ``open_umask``: a umask of 0, so a file is exactly as private as the code makes it.
 
 ``--soak-sample N``: marks N of the ``slow`` soak tests ``soak_sample``, the same N on
-every run, spread evenly over their collection order.  ``.ci/run`` selects them with
-``-m 'not slow or soak_sample'``, so that CI runs a bounded part of the soak on top of
-the normal suite, in one pytest run.
+every run, spread evenly over their collection order.  pyproject.toml's addopts select
+them with ``-m 'not slow or soak_sample' --soak-sample 6``, so that the README's command
+(and so ``.ci/run``) runs a bounded part of the soak on top of the normal suite.
 """
 
 from __future__ import annotations

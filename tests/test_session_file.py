@@ -145,3 +145,27 @@ async def test_resume_delivers_a_last_result_the_peer_never_recorded(tmp_path: P
             nursery.start_soon(side, rj.replay, BOB, False)
     assert verify_file(rh.replay).ok and rh.replay.read_bytes()[8:] == rj.replay.read_bytes()[8:]
     assert _sidecars(tmp_path) == []
+
+
+async def test_no_record_reaches_a_replay_before_its_session_file_exists(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A kill between the replay's first record and the session file left a game that
+    # `resume` refused ("no session file"): the file now comes first.
+    from basilica_p2p.net import session
+
+    missing: list[str] = []
+    real = session._append
+
+    def append(side, raw, sync):  # type: ignore[no-untyped-def]
+        if side.sidecar is None or not side.sidecar.exists():
+            missing.append(side.writer.path.name)
+        real(side, raw, sync)
+
+    monkeypatch.setattr(session, "_append", append)
+    s = settings()
+    h = with_resume(config(ALICE, s, tmp_path / "h"), "host")
+    j = with_resume(config(BOB, s, tmp_path / "j", seed=5), "join")
+    h.keep_session = j.keep_session = True
+    pair = await host_and_join(h, j)
+    assert len(reports(pair.host)) == 1 and missing == []

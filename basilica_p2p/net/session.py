@@ -373,14 +373,10 @@ async def play_one_game(
     told the replay's path once it exists.
     """
     try:
-        side, peer_name = await _handshake(conn, me, seat, settings, replay_dir, peers, log, ledger)
+        side, peer_name = await _handshake(conn, me, seat, settings, replay_dir, peers, log, ledger, resume_info)
     except ProtocolError as e:
         await conn.tell_error(f"bad hello: {e}")
         raise BadHello(f"the peer's hello is invalid: {e}") from None
-    if resume_info is not None:
-        side.sidecar = sidecar_path(side.writer.path)
-        side.info = dict(resume_info, peer=peer_name)
-        side.save()
     if on_start is not None:
         on_start(side.writer.path)
     try:
@@ -453,6 +449,7 @@ def forget_session(sidecar: Path | None) -> None:
 async def _handshake(
     conn: Connection, me: Identity, seat: int, settings: Settings, replay_dir: Path,
     peers: KnownPeers | None, log: Callable[[str], None], ledger: GameLedger | None = None,
+    resume_info: dict[str, Any] | None = None,
 ) -> tuple[_Side, str]:
     mine = hello_body(me, settings)
     deadline = trio.current_time() + conn.timeouts.handshake
@@ -527,6 +524,12 @@ async def _handshake(
         await conn.tell_error("the other side cannot record the game")
         raise SessionError(f"cannot create {path}: {e.strerror}") from None
     side = _Side(ref, writer)
+    if resume_info is not None:
+        # Written before anything is recorded in the replay: a replay never exists without
+        # the file that says how to resume it (a kill in between left one unresumable).
+        side.sidecar = sidecar_path(path)
+        side.info = dict(resume_info, peer=theirs["name"])
+        side.save()
     for env in (first, second):
         _record(side, env.raw)
     if seat == 1:
