@@ -196,9 +196,12 @@ def id_new(
         raise fail(str(e)) from None
     except OSError as e:
         raise fail(f"cannot write under {home}: {e.strerror}") from None
+    from .fingerprint_words import fingerprint_words
+
     typer.echo(f"new identity {ident.name!r} in {home}")
     typer.echo(f"public key  {ident.public.hex()}")
     typer.echo(f"fingerprint {ident.fingerprint}")
+    typer.echo(f"words       {fingerprint_words(ident.public)}")
 
 
 @id_app.command("show")
@@ -236,8 +239,11 @@ def id_rename(
         raise fail(str(e)) from None
     except OSError as e:
         raise fail(f"cannot write under {home}: {e.strerror}") from None
+    from .fingerprint_words import fingerprint_words
+
     typer.echo(f"renamed {old!r} to {ident.name!r}; the key stays")
     typer.echo(f"fingerprint {ident.fingerprint}")
+    typer.echo(f"words       {fingerprint_words(ident.public)}")
 
 
 @app.command("verify")

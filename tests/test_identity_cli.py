@@ -62,6 +62,9 @@ def test_id_new_writes_a_0600_ed25519_key_and_prints_it(tmp_path: Path) -> None:
     public = key_public(key)
     assert field(r.stdout, "public key") == public.hex()
     assert field(r.stdout, "fingerprint") == independent_fingerprint(public)
+    from basilica_p2p.fingerprint_words import fingerprint_words
+
+    assert field(r.stdout, "words") == fingerprint_words(public)  # to read aloud (issue 9 §2)
     info = json.loads((home / "identity.json").read_text())
     assert info == {"name": "x", "public": public.hex()}
 
