@@ -343,8 +343,11 @@ def replay_show(
 
     w = _walk(file, manifest)
     h = w.replay.header
+    from .describe import describe_shuffle
+
     typer.echo(f"{h.players[0][1]} (player 1) vs {h.players[1][1]} (player 2), {h.ruleset}"
                f"{' + festum' if h.festum else ''}, game {h.game.hex()[:16]}")
+    typer.echo(f"stack {describe_shuffle(h.shuffle)}")
     if at is not None and at > len(w.moves):
         raise fail(f"--at {at}: the replay has {len(w.moves)} moves")
     if at == 0 and w.start is not None:

@@ -160,3 +160,18 @@ def describe_scoring(result: ScoringResult, number: int, names: Sequence[str]) -
     if not result.areas:
         lines.append("  no area had a builder: nothing scored")
     return lines
+
+
+# What each shuffle scheme means for the players, said where a game is shown
+# (replay show, the viewer): which scheme dealt the game matters to whoever
+# judges it, since only a hidden deal keeps the stack secret from both sides.
+_SHUFFLES = {
+    "commit-reveal-v1": "shuffled by commit-reveal-v1 (unbiased, but either side could compute the stack)",
+    "sra-p256-v1": "dealt face down by sra-p256-v1 (the stack hidden from both sides)",
+}
+
+
+def describe_shuffle(scheme: str) -> str:
+    """How the stack of a game was shuffled, in words, from its header's ``shuffle`` field."""
+    return _SHUFFLES.get(scheme, f"shuffled by {scheme}")
+

@@ -183,6 +183,7 @@ def test_replay_show_at_3_prints_the_board_after_move_3(match_dir: Path) -> None
     assert "board" in r.stdout and "market" in r.stdout
     lines = r.stdout.splitlines()
     assert lines[0].startswith("local-p1 (player 1) vs local-p2 (player 2), portal2022")
+    assert lines[1] == "stack shuffled by commit-reveal-v1 (unbiased, but either side could compute the stack)"
     assert any(line.strip().startswith("3. turn") for line in lines)
     assert "game over" in lines[-1]
     start = cli("replay", "show", str(path), "--at", "0")

@@ -317,6 +317,8 @@ def test_every_step_of_every_sample_is_drawn_as_the_engine_says(browser: Any, pa
         assert got.pop("overflow") is False, f"{sample.name}, step {k}: the page is wider than the window"
         assert got == drawn_from_engine(g), f"{sample.name}, step {k}"
     assert browser.find_element("id", "next").get_attribute("disabled") is not None
+    assert browser.find_element("id", "meta").text.endswith("; stack shuffled by commit-reveal-v1 (unbiased, "
+                                                           "but either side could compute the stack)")
     verdict = verify_file(sample, rb.manifests())
     assert verdict.outcome is not None
     assert [browser.find_element("id", f"score-{p}").text for p in (1, 2)] == [str(s) for s in verdict.outcome.scores]

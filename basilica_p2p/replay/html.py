@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import safefile
-from ..describe import describe_action
+from ..describe import describe_action, describe_shuffle
 from ..engine import Game, Manifest, Ruleset, format_cell, observe, parse_action
 from ..engine.components import COLOR_LETTER, COLOR_NAME, RANK_LETTER, RANK_NAME, color_count, format_colors
 from ..engine.game import describe_pending
@@ -236,6 +236,7 @@ def build_viewer_data(path: Path, manifests: dict[str, Manifest] | None = None) 
         "format": VIEWER_FORMAT,
         "players": list(names),
         "ruleset": h.ruleset, "festum": h.festum, "removal": h.removal,
+        "shuffle": h.shuffle, "shuffle_text": "stack " + describe_shuffle(h.shuffle),
         "game": h.game.hex(),
         "pawn": pawn,
         "crown_spaces": list(manifests[h.manifest.hex()].crown_spaces),
