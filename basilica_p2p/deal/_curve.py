@@ -1,0 +1,101 @@
+"""P-256 arithmetic for the deal, through ``cryptography`` alone.
+
+``cryptography`` has no point addition and no plain scalar multiplication,
+but ECDH is exactly x(k·P): a private key made from the scalar k, exchanged
+with the public key P, gives the 32-byte x-coordinate of k·P.  Cards are
+x-coordinates only, so a point is loaded from its compressed encoding
+``0x02 || x`` (one of the two points with that x; x(k·P) = x(k·(−P)), so
+which one never matters).  P-256 has prime order n and cofactor 1: every
+point but the identity generates the whole group, so a valid x-coordinate
+needs no subgroup check.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any
+
+from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
+
+# FIPS 186-4 D.1.2.3: the field prime, the curve's b (a = -3) and the group order.
+P = 2**256 - 2**224 + 2**192 + 2**96 - 1
+B = 0x5AC635D8AA3A93E7B3EBBD55769886BC651D06B0CC53B0F63BCE3C3E27D2604B
+N = 0xFFFFFFFF00000000FFFFFFFFFFFFFFFFBCE6FAADA7179E84F3B9CAC2FC632551
+
+_CURVE = ec.SECP256R1()
+_ECDH = ec.ECDH()
+
+CARD_TAG = b"basilica-p2p/deal/sra-p256-v1/card"
+
+
+def tagged_hash(tag: bytes, *fields: bytes) -> bytes:
+    """SHA-256(tag || 0x00 || for each field: u32be(len) || field): no two field lists hash alike."""
+    h = hashlib.sha256(tag + b"\x00")
+    for f in fields:
+        h.update(len(f).to_bytes(4, "big"))
+        h.update(f)
+    return h.digest()
+
+
+def load(x: bytes) -> Any:
+    """The point with x-coordinate ``x`` as a public key object, or None if ``x`` is no card value.
+
+    Refused: anything but 32 bytes, 0 (OpenSSL would take it: 0 is the x of
+    a point, but no hash ever gives it and it is a fixed, recognisable
+    value), and x ≥ p (the same point spelt twice).
+    """
+    if not isinstance(x, bytes) or len(x) != 32:
+        return None
+    v = int.from_bytes(x, "big")
+    if v == 0 or v >= P:
+        return None
+    try:
+        return ec.EllipticCurvePublicKey.from_encoded_point(_CURVE, b"\x02" + x)
+    except ValueError:  # x^3 - 3x + b is not a square mod p
+        return None
+
+
+def load_commitment(c: bytes) -> Any:
+    """A compressed point ``0x02/0x03 || x`` as a public key object, or None."""
+    if not isinstance(c, bytes) or len(c) != 33 or c[0] not in (2, 3) or load(c[1:]) is None:
+        return None
+    try:
+        return ec.EllipticCurvePublicKey.from_encoded_point(_CURVE, c)
+    except ValueError:  # pragma: no cover - load() already proved x is on the curve
+        return None
+
+
+def hash_to_card(game: bytes, deck_id: str, label: str) -> tuple[bytes, int]:
+    """Try-and-increment: the first counter whose tagged hash is a valid x.  Returns (x, counter).
+
+    The test is the one ``load`` makes: 0 < x < p and x^3 - 3x + b a square
+    mod p (p ≡ 3 mod 4, so a square root is one pow; OpenSSL's
+    decompression does it in C).  About half of all counters succeed.
+    """
+    fields = (game, deck_id.encode("utf-8"), label.encode("utf-8"))
+    counter = 0
+    while True:
+        x = tagged_hash(CARD_TAG, *fields, counter.to_bytes(4, "big"))
+        if load(x) is not None:
+            return x, counter
+        counter += 1
+
+
+def private(k: int) -> Any:
+    """The scalar 1 ≤ k < n as a private key (computing k·G once; its public key is the commitment)."""
+    return ec.derive_private_key(k, _CURVE)
+
+
+def multiply(key: Any, point: Any) -> bytes:
+    """x(k·P) for a private key k and a loaded point P."""
+    return key.exchange(_ECDH, point)  # type: ignore[no-any-return]
+
+
+def commitment(key: Any) -> bytes:
+    """k·G in its 33-byte compressed encoding: binds the scalar k exactly (sign included)."""
+    return key.public_key().public_bytes(Encoding.X962, PublicFormat.CompressedPoint)  # type: ignore[no-any-return]
+
+
+def inverse(k: int) -> int:
+    return pow(k, -1, N)

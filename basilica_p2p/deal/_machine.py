@@ -1,0 +1,134 @@
+"""One deck's deal as one observer follows it: a player, or a verifier replaying a game."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from types import MappingProxyType
+from typing import Any
+
+from ._deal import KEY, REKEY, SENDER, SHUFFLE, STEP_NAMES, DealMessage, _check_position, check_share, \
+    check_secret, key, open_card, parse_message, rekey, share, shuffle
+from ._deck import HashedDeck
+from ._errors import CardOpenedTwice, InvalidDeck, OutOfOrder
+
+_MAKE = {SHUFFLE: lambda s, d, prev: shuffle(s, d), KEY: key, REKEY: rekey}
+
+
+class DeckDeal:
+    """The state of one deck's deal: messages in, labels out; no I/O.
+
+    A player passes ``me`` (1 or 2) and its ``secret``; :meth:`make` then
+    writes its own messages when they are due.  A verifier passes neither and
+    feeds every message to :meth:`receive`.  Every method checks before it
+    changes anything, so after a :class:`DealError` the state is as before.
+
+    States, by what is known: ``step`` 0 (nothing), 1 (player 1's
+    shuffle), 2 (player 2's keyed deck), 3 (the final deck: positions can
+    open).  Shares may arrive one at a time and in any order after step 3
+    (:meth:`add_share` keeps the first until its partner comes).
+    """
+
+    def __init__(self, deck: HashedDeck, me: int | None = None, secret: bytes | None = None) -> None:
+        if not isinstance(deck, HashedDeck):
+            raise InvalidDeck("DeckDeal takes a HashedDeck (see hash_deck)")
+        if (me is None) != (secret is None) or me not in (None, 1, 2):
+            raise InvalidDeck("a player gives both me (1 or 2) and its secret; a verifier neither")
+        self.deck = deck
+        self.me = me
+        self._secret = None if me is None else check_secret(secret, me)
+        self._messages: list[DealMessage] = []
+        self._opened: dict[int, str] = {}
+        self._positions: dict[str, int] = {}
+        self._pending: dict[tuple[int, int], int] = {}  # (position, player) -> the checked share
+
+    @property
+    def step(self) -> int:
+        return len(self._messages)
+
+    @property
+    def messages(self) -> tuple[DealMessage, ...]:
+        return tuple(self._messages)
+
+    @property
+    def due(self) -> int | None:
+        """The player whose deal message comes next, or None once the deck is dealt."""
+        return SENDER.get(self.step + 1)
+
+    @property
+    def opened(self) -> Mapping[int, str]:
+        """Position -> label of every position opened so far."""
+        return MappingProxyType(self._opened)
+
+    def make(self) -> dict[str, Any]:
+        """Write this player's next deal message (recorded here as sent) and return its value to sign and send."""
+        if self.me is None or self.due != self.me:
+            raise OutOfOrder(f"it is not player {self.me}'s turn to deal deck {self.deck.deck_id!r}")
+        assert self._secret is not None
+        step = self.step + 1
+        msg = _MAKE[step](self._secret, self.deck, self._messages[-1] if self._messages else None)
+        self._messages.append(msg)
+        return msg.to_value()
+
+    def receive(self, value: object) -> DealMessage:
+        """Check the other side's next deal message (every one, for a verifier) and record it."""
+        step = self.step + 1
+        if step not in SENDER:
+            raise OutOfOrder(f"deck {self.deck.deck_id!r} is dealt already", None)
+        if SENDER[step] == self.me:
+            raise OutOfOrder(f"the {STEP_NAMES[step]} message of deck {self.deck.deck_id!r} is ours to make",
+                             3 - SENDER[step])
+        msg = parse_message(self.deck, step, value, self._messages[-1] if self._messages else None)
+        self._messages.append(msg)
+        return msg
+
+    def my_share(self, position: int) -> bytes:
+        """This player's share for ``position`` (refused before the deck is dealt, so keys stay secret)."""
+        if self.me is None or self._secret is None:
+            raise OutOfOrder("a verifier has no share")
+        self._need_dealt()
+        return share(self._secret, self.me, self.deck, position)
+
+    def add_share(self, player: int, position: int, value: object) -> str | None:
+        """Take one player's share for ``position``; return the label once both are in, else None.
+
+        The share is checked against its commitment at once (:class:`FalseShare`
+        blames its sender without waiting for the other share).
+        """
+        self._need_dealt()
+        if player not in (1, 2):
+            raise InvalidDeck(f"player {player!r} is not 1 or 2")
+        _check_position(self.deck, position)
+        self._need_closed(position)
+        if (position, player) in self._pending:
+            raise OutOfOrder(f"player {player} already gave its share for position {position}", player)
+        keyed = self._messages[KEY - 1] if player == 2 else self._messages[REKEY - 1]
+        check_share(keyed, position, value, player)
+        other = self._pending.get((position, 3 - player))
+        if other is None:
+            self._pending[(position, player)] = int.from_bytes(value, "big")  # type: ignore[arg-type]
+            return None
+        shares = {player: value, 3 - player: other.to_bytes(32, "big")}
+        label = self.open(position, shares[1], shares[2])  # type: ignore[arg-type]
+        self._pending.pop((position, 3 - player))
+        return label
+
+    def open(self, position: int, share_p1: bytes, share_p2: bytes) -> str:
+        """Open ``position`` with both shares; the label, or :class:`DealError` naming the failed check."""
+        self._need_dealt()
+        _check_position(self.deck, position)
+        self._need_closed(position)
+        label = open_card(self.deck, self._messages[KEY - 1], self._messages[REKEY - 1], position, share_p1, share_p2)
+        if label in self._positions:
+            raise CardOpenedTwice(f"position {position} of deck {self.deck.deck_id!r} opens to {label!r}, "
+                                  f"as position {self._positions[label]} did")
+        self._opened[position] = label
+        self._positions[label] = position
+        return label
+
+    def _need_dealt(self) -> None:
+        if self.step != REKEY:
+            raise OutOfOrder(f"deck {self.deck.deck_id!r} is not dealt yet (step {self.step} of 3)")
+
+    def _need_closed(self, position: int) -> None:
+        if position in self._opened:
+            raise OutOfOrder(f"position {position} of deck {self.deck.deck_id!r} is open already")
