@@ -1,0 +1,132 @@
+"""Test vectors for ``sra-p256-v1`` (protocol/DEAL-FORMAT.md), written to protocol/vectors/deal.json.
+
+Fixed inputs: the game id of the other vectors, two fixed secrets, and a
+small layout of three face classes (one, two and three tiles), so a main
+deck of 6 face cards and two sub-decks.  Every value is derived, dealt and
+opened; tests/test_deal.py checks the committed file against a fresh build
+and re-derives its points with plain integer arithmetic.  Regenerate with::
+
+    python -m basilica_p2p.deal.vectors --write protocol/vectors
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any
+
+import msgpack
+
+from . import DealMessage, DealRecord, DeckDeal, HashedDeck, Share, audit, deck_keys, hash_deck, layout
+
+GAME_ID = bytes(range(32))
+SECRETS = (bytes([0xD1]) * 32, bytes([0xD2]) * 32)
+CLASSES: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("MOVE-B", ("t1",)),
+    ("PROMOTE-Y", ("t2", "t3")),
+    ("RECRUIT-R", ("t4", "t5", "t6")),
+)
+FILE = "deal.json"
+
+
+def _message(msg: DealMessage) -> dict[str, Any]:
+    value = msg.to_value()
+    return {
+        "cards": [c.hex() for c in msg.cards],
+        **({"keys": [k.hex() for k in msg.keys]} if msg.keys else {}),
+        "msgpack": msgpack.packb(value, use_bin_type=True).hex(),
+    }
+
+
+def _keys(deck: HashedDeck) -> dict[str, Any]:
+    k1 = deck_keys(SECRETS[0], 1, GAME_ID, deck.deck_id, len(deck))
+    k2 = deck_keys(SECRETS[1], 2, GAME_ID, deck.deck_id, len(deck))
+    return {
+        "p1_deck_key": k1.deck.to_bytes(32, "big").hex(),
+        "p1_card_keys": [k.to_bytes(32, "big").hex() for k in k1.cards],
+        "p1_permutation": list(k1.permutation),
+        "p2_card_keys": [k.to_bytes(32, "big").hex() for k in k2.cards],
+        "p2_permutation": list(k2.permutation),
+    }
+
+
+def deal_deck(deck: HashedDeck) -> tuple[dict[str, Any], DealRecord]:
+    """Deal one deck between the two fixed secrets and open every position (player 2's share first)."""
+    p1, p2 = DeckDeal(deck, 1, SECRETS[0]), DeckDeal(deck, 2, SECRETS[1])
+    p2.receive(p1.make())
+    p1.receive(p2.make())
+    p2.receive(p1.make())
+    verifier = DeckDeal(deck)
+    for m in p1.messages:
+        verifier.receive(m.to_value())
+    shares, opened = [], []
+    for i in range(len(deck)):
+        s1, s2 = p1.my_share(i), p2.my_share(i)
+        verifier.add_share(2, i, s2)
+        opened.append(verifier.add_share(1, i, s1))
+        shares.append((s1, s2))
+    entry = {
+        "deck": deck.deck_id,
+        "labels": list(deck.deck.labels),
+        "cards": [{"label": lab, "counter": c, "x": x.hex()}
+                  for lab, c, x in zip(deck.deck.labels, deck.counters, deck.cards)],
+        "keys": _keys(deck),
+        "shuffle": _message(verifier.messages[0]),
+        "key": _message(verifier.messages[1]),
+        "rekey": _message(verifier.messages[2]),
+        "shares": [{"position": i, "p1": s1.hex(), "p2": s2.hex()} for i, (s1, s2) in enumerate(shares)],
+        "opened": opened,
+    }
+    record = DealRecord(deck, verifier.messages,
+                        tuple(Share(p, i, s[p - 1]) for i, s in enumerate(shares) for p in (2, 1)))
+    return entry, record
+
+
+def build() -> dict[str, Any]:
+    lay = layout(CLASSES)
+    entries, records = [], []
+    for d in lay.decks:
+        entry, record = deal_deck(hash_deck(GAME_ID, d))
+        entries.append(entry)
+        records.append(record)
+    # A cheat for the audit: player 2 swaps two cards of its keyed deck (a false permutation).
+    main = records[0]
+    m2 = main.messages[1]
+    swapped = DealMessage(m2.step, m2.deck_id, (m2.cards[1], m2.cards[0], *m2.cards[2:]), m2.keys)
+    cheat = DealRecord(main.deck, (main.messages[0], swapped, main.messages[2]), ())
+    return {
+        "description": "The hidden deal sra-p256-v1 (protocol/DEAL-FORMAT.md): a layout of three face classes "
+                       "(main deck of face cards and two sub-decks) dealt between two fixed secrets, every "
+                       "position opened. Binary values are hex; scalars are 32-byte big-endian.",
+        "inputs": {
+            "game": GAME_ID.hex(),
+            "secrets": [s.hex() for s in SECRETS],
+            "classes": [[face, list(tiles)] for face, tiles in CLASSES],
+        },
+        "decks": entries,
+        "audit": {
+            "honest": audit(SECRETS, records),
+            "p2_swaps_cards_0_and_1_of_its_key_message_in_deck_faces": audit(SECRETS, [cheat]),
+        },
+    }
+
+
+def build_vectors() -> dict[str, bytes]:
+    return {FILE: (json.dumps(build(), indent=2) + "\n").encode("utf-8")}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description="Build the deal test vectors.")
+    parser.add_argument("--write", type=Path, metavar="DIR", help="write deal.json into DIR (e.g. protocol/vectors)")
+    args = parser.parse_args(argv)
+    for name, data in build_vectors().items():
+        if args.write is not None:
+            args.write.mkdir(parents=True, exist_ok=True)
+            (args.write / name).write_bytes(data)
+        print(f"{name}: {len(data)} bytes")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
