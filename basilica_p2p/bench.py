@@ -10,6 +10,7 @@ signatures alone on the same files (issue 3); a networked game at most 2x
 the same game played in one process (issue 4); the ``mcts`` bot wins at
 least 70% of 100 games against ``greedy`` at no more than 1 s per decision
 (issue 5).  ``mcts`` is not part of ``all``: it takes tens of minutes.
+The hidden deal (``deal``, issue 10) costs at most 100 ms of CPU per peer per game.
 """
 
 from __future__ import annotations
@@ -242,7 +243,7 @@ def bench_network(games: int) -> None:
 
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description="Benchmarks (print figures, assert nothing).")
-    ap.add_argument("part", nargs="?", choices=("engine", "verify", "network", "mcts", "all"), default="all")
+    ap.add_argument("part", nargs="?", choices=("engine", "verify", "network", "mcts", "deal", "all"), default="all")
     ap.add_argument("--net-games", type=int, default=10, help="games for the network benchmark")
     ap.add_argument("--games", type=int, default=None,
                     help="random-vs-random games to time (default 300); for mcts: games against the opponent (default 100)")
@@ -265,6 +266,8 @@ def main(argv: list[str] | None = None) -> None:
         bench_verify(ns.replays)
     if ns.part in ("network", "all"):
         bench_network(ns.net_games)
+    if ns.part in ("deal", "all"):
+        bench_deal(5 if ns.games is None else ns.games)
 
 
 def bench_engine(games: int, n_states: int, options: Options) -> None:
@@ -399,6 +402,89 @@ def bench_mcts(spec: str, opponent: str, games: int, jobs: int, seed_text: str, 
         print(f"  seconds per {spec} decision (decisions with 2+ legal actions, {len(times)} timed): "
               f"median {statistics.median(times):.3f}, p99 {p99:.3f}, max {times[-1]:.3f}")
     print(f"  wall time {elapsed:.0f} s; load average at the end {_load()}")
+
+
+def bench_deal(games: int) -> None:
+    """CPU per peer for one game's hidden deal (sra-p256-v1): the default manifest with festum.
+
+    Per game: the main deck of face cards and the sub-decks of the classes
+    of 2+ tiles, 60 reveals (face cards in stack order, each face with a
+    sub-deck also turned vault side up), a 50-card reshuffle deal, and each
+    peer's audit of the other.  Each peer hashes its own decks.  The best of
+    ``games`` games is printed.
+    """
+    from .deal import DealRecord, Deck, DeckDeal, Share, audit, hash_deck, layout
+    from .wire import encode
+
+    manifest = default_manifest()
+    classes: dict[str, list[str]] = {}
+    for t in manifest.tiles + manifest.festum_tiles:
+        classes.setdefault(f"{t.order.name}-{t.colors}-{'paid' if t.paid else 'free'}", []).append(str(t.id))
+    lay = layout(list(classes.items()))
+    secrets = (hashlib.sha256(b"bench-deal 1").digest(), hashlib.sha256(b"bench-deal 2").digest())
+    best: dict[str, list[float]] | None = None
+    sizes: dict[str, int] = {}
+    for g in range(games):
+        game = hashlib.sha256(b"bench-deal game %d" % g).digest()
+        cpu: dict[str, list[float]] = {k: [0.0, 0.0] for k in ("hash", "deal", "reveal", "reshuffle", "audit")}
+
+        def timed(part: str, player: int, fn, *args):  # type: ignore[no-untyped-def]
+            start = time.process_time()
+            out = fn(*args)
+            cpu[part][player - 1] += time.process_time() - start
+            return out
+
+        def deal(decks: list[Deck], part: str) -> list[tuple[DeckDeal, DeckDeal]]:
+            pairs = []
+            for d in decks:
+                peers = tuple(DeckDeal(timed("hash", p, hash_deck, game, d), p, secrets[p - 1]) for p in (1, 2))
+                for step, maker in enumerate((1, 2, 1), 1):
+                    value = timed(part, maker, peers[maker - 1].make)
+                    sizes[f"{part} {step}"] = sizes.get(f"{part} {step}", 0) + len(encode(value)) * (g == 0)
+                    timed(part, 3 - maker, peers[2 - maker].receive, value)
+                pairs.append(peers)  # type: ignore[arg-type]
+            return pairs
+
+        dealt = deal(list(lay.decks), "deal")
+        by_id = {pair[0].deck.deck_id: pair for pair in dealt}
+        shares: dict[str, list[Share]] = {d.deck_id: [] for d in lay.decks}
+
+        def reveal(pair: tuple[DeckDeal, DeckDeal], position: int) -> str:
+            mine = [timed("reveal", p, pair[p - 1].my_share, position) for p in (1, 2)]
+            for p in (1, 2):
+                for giver in (p, 3 - p):
+                    label = timed("reveal", p, pair[p - 1].add_share, giver, position, mine[giver - 1])
+            shares[pair[0].deck.deck_id] += [Share(1, position, mine[0]), Share(2, position, mine[1])]
+            return label  # type: ignore[no-any-return]
+
+        reveals, faces, position = 0, [], 0
+        while reveals < 60:
+            face = reveal(dealt[0], position)
+            faces.append(face)
+            position, reveals = position + 1, reveals + 1
+            sub = lay.subdeck_position(face)
+            if sub is not None and reveals < 60:
+                reveal(by_id[sub[0].deck_id], sub[1])
+                reveals += 1
+        reshuffle = deal([Deck("reshuffle/1", tuple(faces[:50]))], "reshuffle")
+        for p in (1, 2):
+            records = [DealRecord(pair[p - 1].deck, pair[p - 1].messages, tuple(shares.get(pair[0].deck.deck_id, ())))
+                       for pair in dealt + reshuffle]
+            if timed("audit", p, audit, secrets, records, (3 - p,)) is not None:
+                raise SystemExit("bench deal: an honest deal failed its audit")
+        if best is None or sum(map(sum, cpu.values())) < sum(map(sum, best.values())):
+            best = cpu
+    assert best is not None
+    cards = sum(len(d) for d in lay.decks)
+    print(f"deal (sra-p256-v1): default manifest with festum, {len(lay.main)} face cards + {len(lay.subdecks)} "
+          f"sub-decks = {cards} cards, 60 reveals, a 50-card reshuffle deal, each peer auditing the other; "
+          f"CPU time, best of {games} games")
+    for p in (1, 2):
+        parts = ", ".join(f"{k} {v[p - 1] * 1000:.1f}" for k, v in best.items())
+        print(f"  player {p}: {sum(v[p - 1] for v in best.values()) * 1000:.1f} ms per game ({parts} ms)")
+    print("  message sizes (canonical msgpack bodies, all decks of the step): " +
+          ", ".join(f"{k} {v / 1024:.1f} KiB" for k, v in sizes.items()) +
+          f"; a share is 34 bytes; {sum(sizes.values()) / 1024:.1f} KiB of deal messages per game")
 
 
 if __name__ == "__main__":

@@ -38,32 +38,31 @@ def tagged_hash(tag: bytes, *fields: bytes) -> bytes:
     return h.digest()
 
 
-def load(x: bytes) -> Any:
-    """The point with x-coordinate ``x`` as a public key object, or None if ``x`` is no card value.
-
-    Refused: anything but 32 bytes, 0 (OpenSSL would take it: 0 is the x of
-    a point, but no hash ever gives it and it is a fixed, recognisable
-    value), and x ≥ p (the same point spelt twice).
-    """
+def _decompress(prefix: int, x: object) -> Any:
+    # Refused: anything but 32 bytes, 0 (OpenSSL would take it: 0 is the x of
+    # a point, but no hash ever gives it and it is a fixed, recognisable
+    # value), and x >= p (the same point spelt twice).
     if not isinstance(x, bytes) or len(x) != 32:
         return None
     v = int.from_bytes(x, "big")
     if v == 0 or v >= P:
         return None
     try:
-        return ec.EllipticCurvePublicKey.from_encoded_point(_CURVE, b"\x02" + x)
+        return ec.EllipticCurvePublicKey.from_encoded_point(_CURVE, bytes([prefix]) + x)
     except ValueError:  # x^3 - 3x + b is not a square mod p
         return None
 
 
-def load_commitment(c: bytes) -> Any:
-    """A compressed point ``0x02/0x03 || x`` as a public key object, or None."""
-    if not isinstance(c, bytes) or len(c) != 33 or c[0] not in (2, 3) or load(c[1:]) is None:
+def load(x: object) -> Any:
+    """The point with x-coordinate ``x`` (32 bytes, 0 < x < p) as a public key object, or None."""
+    return _decompress(2, x)
+
+
+def load_commitment(c: object) -> Any:
+    """A compressed point ``0x02/0x03 || x`` (0 < x < p) as a public key object, or None."""
+    if not isinstance(c, bytes) or len(c) != 33 or c[0] not in (2, 3):
         return None
-    try:
-        return ec.EllipticCurvePublicKey.from_encoded_point(_CURVE, c)
-    except ValueError:  # pragma: no cover - load() already proved x is on the curve
-        return None
+    return _decompress(c[0], c[1:])
 
 
 def hash_to_card(game: bytes, deck_id: str, label: str) -> tuple[bytes, int]:

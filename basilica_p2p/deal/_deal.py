@@ -129,8 +129,12 @@ def open_card(deck: HashedDeck, keyed: DealMessage, rekeyed: DealMessage, positi
     that is no card raises :class:`NotACard` (only the audit can blame).
     """
     _check_position(deck, position)
-    s1 = check_share(rekeyed, position, share_p1, 1)
-    s2 = check_share(keyed, position, share_p2, 2)
+    return open_checked(deck, rekeyed, position, check_share(rekeyed, position, share_p1, 1),
+                        check_share(keyed, position, share_p2, 2))
+
+
+def open_checked(deck: HashedDeck, rekeyed: DealMessage, position: int, s1: int, s2: int) -> str:
+    """:func:`open_card` with both shares already checked against their commitments."""
     x = multiply(private(inverse(s1 * s2 % N)), rekeyed.point(position))
     label = deck.label_of(x)
     if label is None:

@@ -7,7 +7,7 @@ from types import MappingProxyType
 from typing import Any
 
 from ._deal import KEY, REKEY, SENDER, SHUFFLE, STEP_NAMES, DealMessage, _check_position, check_share, \
-    check_secret, key, open_card, parse_message, rekey, share, shuffle
+    check_secret, key, open_checked, parse_message, rekey, share, shuffle
 from ._deck import HashedDeck
 from ._errors import CardOpenedTwice, InvalidDeck, OutOfOrder
 
@@ -102,13 +102,13 @@ class DeckDeal:
         if (position, player) in self._pending:
             raise OutOfOrder(f"player {player} already gave its share for position {position}", player)
         keyed = self._messages[KEY - 1] if player == 2 else self._messages[REKEY - 1]
-        check_share(keyed, position, value, player)
+        s = check_share(keyed, position, value, player)
         other = self._pending.get((position, 3 - player))
         if other is None:
-            self._pending[(position, player)] = int.from_bytes(value, "big")  # type: ignore[arg-type]
+            self._pending[(position, player)] = s
             return None
-        shares = {player: value, 3 - player: other.to_bytes(32, "big")}
-        label = self.open(position, shares[1], shares[2])  # type: ignore[arg-type]
+        shares = {player: s, 3 - player: other}
+        label = self._open(position, shares[1], shares[2])
         self._pending.pop((position, 3 - player))
         return label
 
@@ -117,7 +117,11 @@ class DeckDeal:
         self._need_dealt()
         _check_position(self.deck, position)
         self._need_closed(position)
-        label = open_card(self.deck, self._messages[KEY - 1], self._messages[REKEY - 1], position, share_p1, share_p2)
+        return self._open(position, check_share(self._messages[REKEY - 1], position, share_p1, 1),
+                          check_share(self._messages[KEY - 1], position, share_p2, 2))
+
+    def _open(self, position: int, s1: int, s2: int) -> str:
+        label = open_checked(self.deck, self._messages[REKEY - 1], position, s1, s2)
         if label in self._positions:
             raise CardOpenedTwice(f"position {position} of deck {self.deck.deck_id!r} opens to {label!r}, "
                                   f"as position {self._positions[label]} did")
