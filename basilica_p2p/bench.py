@@ -1,6 +1,6 @@
 """Benchmarks: print figures, assert nothing.
 
-    python -m basilica_p2p.bench [engine|verify|network|all] [--games 300] [--states 3000] [--replays 20]
+    python -m basilica_p2p.bench [engine|verify|network|deal|all] [--games 300] [--states 3000] [--replays 20]
     python -m basilica_p2p.bench mcts [--games 100] [--jobs 2] [--bot-spec mcts:time=0.5] [--opponent greedy]
 
 Targets on the 2-core reference machine: at least 100 complete
