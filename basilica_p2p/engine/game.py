@@ -26,7 +26,8 @@ from .actions import Action
 from .cells import WIDTH, format_cell, neighbours
 from .components import ALL_COLORS, JESTER, NO_RANK, RANK_NAME, Order, Ruleset
 from .errors import EngineError, IllegalAction
-from .manifest import Manifest, TileSpec
+from .hidden import Deck, Level, NeedReveal, Position, Reveal, RevealError, count_faces
+from .manifest import FaceClass, Manifest, TileSpec
 from .rng import FESTUM_REMOVAL, SHUFFLE, SeedStream, first_player, reshuffle_label, shuffled
 from .scoring import ScoringResult, score_cathedral, totals
 
@@ -93,6 +94,18 @@ class _Setup:
     crown_spaces: frozenset[int] = frozenset()
     ranks: tuple[int, ...] = ()
     faces: dict[tuple[int, bool], Any] = field(default_factory=dict)  # observation face cache
+    hidden: bool = False  # Game.new_hidden: the slots hold positions, not tile ids
+
+
+def _make_setup(manifest: Manifest, options: Options, seed: bytes, hidden: bool) -> _Setup:
+    if options.festum and not manifest.festum_tiles:
+        raise EngineError("the festum expansion needs festum tiles, and this manifest has none")
+    setup = _Setup(manifest, options, seed, hidden=hidden)
+    tiles = list(manifest.tiles) + (list(manifest.festum_tiles) if options.festum else [])
+    setup.specs = {t.id: t for t in tiles}
+    setup.crown_spaces = frozenset(manifest.crown_spaces)
+    setup.ranks = options.ruleset.ranks
+    return setup
 
 
 class Game:
@@ -104,7 +117,7 @@ class Game:
         "reshuffles", "pawn", "scorings", "scores", "coins", "supply", "tokens",
         "altar_supply", "active", "actions", "last_placed", "turn", "pending",
         "jester_choices", "scoring_space", "over", "end_reason", "history",
-        "scoring_log", "events", "_legal", "_undo", "_cleanup_refill",
+        "scoring_log", "events", "_legal", "_undo", "_cleanup_refill", "decks", "_attempt",
     )
 
     # --- construction ------------------------------------------------------
@@ -114,13 +127,7 @@ class Game:
         """Set up a game (RULES.md §4) from a 32-byte seed."""
         if not isinstance(seed, bytes) or len(seed) != 32:
             raise EngineError("a game seed is exactly 32 bytes")
-        if options.festum and not manifest.festum_tiles:
-            raise EngineError("the festum expansion needs festum tiles, and this manifest has none")
-        setup = _Setup(manifest, options, seed)
-        tiles = list(manifest.tiles) + (list(manifest.festum_tiles) if options.festum else [])
-        setup.specs = {t.id: t for t in tiles}
-        setup.crown_spaces = frozenset(manifest.crown_spaces)
-        setup.ranks = options.ruleset.ranks
+        setup = _make_setup(manifest, options, seed, hidden=False)
         ids = sorted(setup.specs)
         order = shuffled(ids, seed, SHUFFLE)  # order[0] is the top of the stack
         out: list[int] = []
@@ -133,16 +140,49 @@ class Game:
         g = cls._blank(setup)
         g.stack = order[::-1]  # internally the top is the end of the list
         g.out = sorted(out)
-        g.active = first_player(seed)  # D6
-        g.pending = Pending(MAIN, g.active)
+        g._deal_market(first_player(seed))  # D6
+        return g
+
+    @classmethod
+    def new_hidden(cls, manifest: Manifest, options: Options, first: int) -> Game:
+        """Set up a game whose stack neither engine knows (a hidden deal, docs/rules.md).
+
+        Every place holds :class:`Position` values of deal 0; ``first`` is the
+        first player (0 or 1), which the commit-reveal seed may still draw.
+        Nothing is known yet: :meth:`needed_reveals` lists the order faces of
+        O1-O3 and the stack top and the tiles of V1-V3, to be opened with
+        :meth:`reveal` before the first action.
+        """
+        if first not in (0, 1) or type(first) is not int:
+            raise EngineError("the first player is 0 or 1")
+        setup = _make_setup(manifest, options, b"", hidden=True)
+        size = len(setup.specs)
+        shown = manifest.order_faces_show_crown
+        deck = Deck(size, count_faces([t.face_class(shown) for t in setup.specs.values()]))
+        # The festum removal sets aside the bottom six slots: which tiles they
+        # hold is decided by the deal, unseen by either engine.
+        kept = size - 6 if options.festum_removal else size
+        if kept < 6:
+            raise EngineError("the manifest has too few tiles to deal the market")
+        g = cls._blank(setup)
+        g.specs = {}  # what this engine knows, position by position
+        g.decks = (deck,)
+        g.stack = [Position(0, i) for i in range(kept)][::-1]
+        g.out = [Position(0, i) for i in range(kept, size)]
+        g._deal_market(first)
+        return g
+
+    def _deal_market(self, first: int) -> None:
+        """§4: the first player, then O1-O3 and V1-V3 from the stack."""
+        self.active = first
+        self.pending = Pending(MAIN, first)
         try:
             for k in range(3):
-                g.orders[k] = g._draw()
+                self.orders[k] = self._draw()
             for k in range(3):
-                g.market[k] = g._draw()
-        except _StackOut:  # pragma: no cover - guarded by the size check above
+                self.market[k] = self._draw()
+        except _StackOut:  # pragma: no cover - guarded by the size checks of the callers
             raise EngineError("the manifest has too few tiles to deal the market") from None
-        return g
 
     @classmethod
     def _blank(cls, setup: _Setup) -> Game:
@@ -186,13 +226,16 @@ class Game:
         g._legal = None
         g._undo = []
         g._cleanup_refill = False
+        g.decks = ()
+        g._attempt = None
         return g
 
     def clone(self) -> Game:
         """An independent copy (without the push/pop history)."""
         g = Game.__new__(Game)
         g.setup = self.setup
-        g.specs = self.specs
+        # A hidden game learns facts one by one: each copy keeps its own knowledge.
+        g.specs = self.specs.copy() if self.setup.hidden else self.specs
         g.vaults = self.vaults.copy()
         g.scaffold = self.scaffold.copy()
         g.builders = self.builders.copy()
@@ -228,6 +271,8 @@ class Game:
         g._legal = self._legal
         g._undo = []
         g._cleanup_refill = False
+        g.decks = self.decks
+        g._attempt = self._attempt  # never changed in place, so it may be shared
         return g
 
     # --- read-only views ---------------------------------------------------
@@ -242,7 +287,12 @@ class Game:
 
     @property
     def seed(self) -> bytes:
+        """The commit-reveal seed; empty in a hidden game, where no seed orders the stack."""
         return self.setup.seed
+
+    @property
+    def hidden(self) -> bool:
+        return self.setup.hidden
 
     @property
     def to_move(self) -> int | None:
@@ -278,6 +328,10 @@ class Game:
     def _generate(self) -> tuple[Action, ...]:
         if self.over:
             return ()
+        if self.setup.hidden:
+            due = self._due()
+            if due:  # only before the setup's reveals: apply never leaves facts missing
+                raise NeedReveal(due)
         pend = self.pending
         kind = pend.kind
         if kind == MAIN:
@@ -460,6 +514,8 @@ class Game:
             self._legal = self._generate()
         if action not in self._legal:
             raise self._explain(action)
+        if self.setup.hidden:
+            return self._apply_hidden(action)
         self._legal = None
         self.history.append(action)
         mark = len(self.events)
@@ -468,6 +524,43 @@ class Game:
         except _StackOut:
             self._stack_out()
         return self.events[mark:]
+
+    def _apply_hidden(self, action: Action) -> list[Event]:
+        """:meth:`apply` in a hidden game: all of it, or nothing and :class:`NeedReveal`.
+
+        The action runs on the facts known; a new stack top, a tile turned
+        vault up or a redeal's new market may need facts nobody has opened.
+        Then the state goes back to how it was, and the attempt is kept: the
+        facts it lacks are due, and :meth:`reveal` checks them against it
+        (a reveal after a reshuffle belongs to a deal only the attempt has).
+        """
+        snapshot = self.clone()
+        self._legal = None
+        self.history.append(action)
+        mark = len(self.events)
+        try:
+            try:
+                self._dispatch(action)
+            except _StackOut:
+                self._stack_out()
+            due = self._due()
+            if due:
+                raise NeedReveal(due)
+        except NeedReveal:
+            attempt = self.clone()
+            attempt._attempt = None
+            self._restore(snapshot)
+            self._attempt = attempt
+            raise
+        self._attempt = None
+        return self.events[mark:]
+
+    def _restore(self, snapshot: Game) -> None:
+        undo = self._undo
+        for name in Game.__slots__:
+            if name != "_undo":
+                setattr(self, name, getattr(snapshot, name))
+        self._undo = undo
 
     def push(self, action: Action) -> list[Event]:
         """Like :meth:`apply`, remembering the state so that :meth:`pop` can undo it."""
@@ -482,11 +575,7 @@ class Game:
             raise IndexError("pop from a game with no pushed action")
         snapshot = self._undo.pop()
         action = self.history[-1]
-        undo = self._undo
-        for name in Game.__slots__:
-            if name != "_undo":
-                setattr(self, name, getattr(snapshot, name))
-        self._undo = undo
+        self._restore(snapshot)
         return action
 
     def _dispatch(self, a: Action) -> None:
@@ -589,6 +678,11 @@ class Game:
             for k in range(3):
                 self.market[k] = self._draw()
             self.events.append(Event("redeal", "no vault tile fitted: V1-V3 were redealt (D8)"))
+            if self.setup.hidden:
+                # Whether the redeal goes on depends on the new tiles: open them first.
+                due = self._due()
+                if due:
+                    raise NeedReveal(due)
             if self._vault_actions():
                 break
         self.pending = Pending(AFTER_REDEAL, self.active)
@@ -689,12 +783,169 @@ class Game:
         if not self.stack and self.reshuffles == 0:
             # D11: the moment the last tile is drawn for the first time.
             self.reshuffles = 1
-            pile = sorted(self.discard)
-            self.stack = shuffled(pile, self.setup.seed, reshuffle_label(1))[::-1]
+            if self.setup.hidden:
+                count = self._reshuffle_hidden()
+            else:
+                pile = sorted(self.discard)
+                self.stack = shuffled(pile, self.setup.seed, reshuffle_label(1))[::-1]
+                count = len(pile)
             self.discard = []
             self.discard_up = set()
-            self.events.append(Event("reshuffle", f"the stack ran out: {len(pile)} discarded tiles reshuffled (D11)"))
+            self.events.append(Event("reshuffle", f"the stack ran out: {count} discarded tiles reshuffled (D11)"))
         return tile
+
+    def _reshuffle_hidden(self) -> int:
+        """D11 in a hidden game: the discard pile becomes a new deal of positions.
+
+        The pile's faces are public, so the new deck's contents are known as
+        a multiset of face classes (and the vault-up tiles by id); where each
+        one lies is the new deal's secret.
+        """
+        pile = self.discard
+        knowledge = [self.specs.get(p) for p in pile]
+        if any(k is None for k in knowledge):  # pragma: no cover - every discard is face up or vault up
+            raise NeedReveal(self._due())
+        shown = self.manifest.order_faces_show_crown
+        faces = [k if isinstance(k, FaceClass) else k.face_class(shown) for k in knowledge]  # type: ignore[union-attr]
+        known = frozenset(k.id for k in knowledge if isinstance(k, TileSpec))
+        deal = len(self.decks)
+        self.decks = (*self.decks, Deck(len(pile), count_faces(faces), known))
+        for p in pile:
+            # Those positions are gone; what was known of them lives on in the deck.
+            del self.specs[p]
+        self.stack = [Position(deal, i) for i in range(len(pile))][::-1]
+        return len(pile)
+
+    # --- reveals (hidden games) --------------------------------------------
+
+    def _due(self) -> tuple[Reveal, ...]:
+        """The facts the places in play make public but this engine lacks.
+
+        A tile with its order face up (O1-O3, the order in hand, the stack
+        top, an executed order in the discard) is public by its face class;
+        a tile vault side up (V1-V3, the cathedral, a vault-up discard) by
+        its id.  The stack below its top and the festum removal are never due.
+        """
+        specs = self.specs
+        due: list[Reveal] = []
+
+        def need(p: Any, level: Level) -> None:
+            k = specs.get(p)
+            if k is None or (level is Level.TILE and not isinstance(k, TileSpec)):
+                due.append(Reveal(p, level))
+
+        for p in self.orders:
+            if p is not None:
+                need(p, Level.FACE)
+        if self.in_hand is not None:
+            need(self.in_hand[0], Level.FACE)
+        for p in self.market:
+            if p is not None:
+                need(p, Level.TILE)
+        if self.stack:
+            need(self.stack[-1], Level.FACE)
+        for p in self.discard:
+            need(p, Level.TILE if p in self.discard_up else Level.FACE)
+        for c in sorted(self.vaults):
+            need(self.vaults[c], Level.TILE)
+        return tuple(due)
+
+    def needed_reveals(self) -> tuple[Reveal, ...]:
+        """What a hidden game waits for: the state's public slots not yet opened,
+        then what the last :meth:`apply` asked for (empty in a normal game)."""
+        if not self.setup.hidden:
+            return ()
+        due = self._due()
+        if self._attempt is None:
+            return due
+        return due + tuple(r for r in self._attempt._due() if r not in due)
+
+    def known(self, position: Position) -> FaceClass | TileSpec | None:
+        """What this hidden game knows of ``position``: nothing, its face class, or its tile."""
+        return self.specs.get(position) if self.setup.hidden else None  # type: ignore[no-any-return]
+
+    def reveal(self, position: Position, fact: FaceClass | int) -> None:
+        """Learn the order-face class (a :class:`FaceClass`) or the tile id of ``position``.
+
+        Only a fact that is due (:meth:`needed_reveals`) is taken, and only if
+        it fits what is known: the face class already seen, the number of
+        tiles of that class in the deal, and no tile in two places.  Anything
+        else raises :class:`RevealError` and changes nothing.  Revealing a
+        fact already known again does nothing.
+        """
+        if not self.setup.hidden:
+            raise RevealError("a game dealt from a seed has no hidden tiles to reveal")
+        if not (isinstance(position, tuple) and len(position) == 2
+                and all(type(x) is int for x in position)):
+            raise RevealError(f"not a position: {position!r}"[:200])
+        position = Position(*position)
+        shown = self.manifest.order_faces_show_crown
+        if isinstance(fact, FaceClass):
+            level, face, tile = Level.FACE, fact, None
+        elif type(fact) is int:
+            tile = self.setup.specs.get(fact)
+            if tile is None:
+                raise RevealError(f"tile {fact} is not in this game")
+            level, face = Level.TILE, tile.face_class(shown)
+        else:
+            raise RevealError(f"a reveal is a face class or a tile id, not {fact!r}"[:200])
+        known = self.specs.get(position)
+        if known is not None:
+            if _face_of(known, self) != face:
+                raise RevealError(f"position {tuple(position)} shows another order face")
+            if tile is None or known == tile:
+                return
+            if isinstance(known, TileSpec):
+                raise RevealError(f"position {tuple(position)} is already known as tile {known.id}")
+        # The facts are checked against the state in which they are due.
+        ref = self
+        wanted = [r.level for r in self._due() if r.position == position]
+        if not wanted and self._attempt is not None:
+            ref = self._attempt
+            wanted = [r.level for r in ref._due() if r.position == position]
+        if not wanted:
+            raise RevealError(f"position {tuple(position)} is not due to be revealed")
+        if level is Level.TILE and Level.TILE not in wanted:
+            raise RevealError(f"only the order face of position {tuple(position)} is public now")
+        if known is None:
+            ref._check_face_count(position.deal, face)
+        if tile is not None:
+            ref._check_tile_free(position, tile.id)
+        fact_known = tile if tile is not None else face
+        self.specs[position] = fact_known
+        if self._attempt is not None:
+            attempt = self._attempt.clone()  # copied, not changed: clones of this game share it
+            attempt.specs[position] = fact_known
+            self._attempt = attempt
+        self._legal = None
+
+    def _check_face_count(self, deal: int, face: FaceClass) -> None:
+        if not 0 <= deal < len(self.decks):
+            raise RevealError(f"there is no deal {deal}")
+        # Tiles of an earlier deal that went into a later one are counted there.
+        copies = self.decks[deal].copies(face) - sum(d.copies(face) for d in self.decks[deal + 1 :])
+        seen = sum(1 for p, k in self.specs.items() if p.deal == deal and _face_of(k, self) == face)
+        if seen >= copies:
+            raise RevealError(f"deal {deal} holds no further tile with that order face")
+
+    def _check_tile_free(self, position: Position, tile: int) -> None:
+        for d in self.decks[position.deal + 1 :]:
+            if tile in d.known:
+                raise RevealError(f"tile {tile} went into a later deal")
+        for p in self._live_positions():
+            k = self.specs.get(p)
+            if p != position and isinstance(k, TileSpec) and k.id == tile:
+                raise RevealError(f"tile {tile} is already at position {tuple(p)}")
+
+    def _live_positions(self) -> Iterator[Any]:
+        yield from self.stack
+        yield from self.discard
+        yield from self.out
+        yield from (p for p in self.orders if p is not None)
+        yield from (p for p in self.market if p is not None)
+        yield from self.vaults.values()
+        if self.in_hand is not None:
+            yield self.in_hand[0]
 
     def _stack_out(self) -> None:
         """D25/D26: the second stack is empty and a draw was needed."""
@@ -866,7 +1117,8 @@ class Game:
 
     def canonical(self) -> list[Any]:
         """The whole state as plain msgpack-able values in a fixed order (PROTOCOL.md)."""
-        pend = self.pending
+        if self.setup.hidden:
+            return self._canonical_hidden()
         return [
             "basilica-state/1",
             bytes.fromhex(self.manifest.hash),
@@ -875,10 +1127,7 @@ class Game:
             self.options.festum_removal,
             self.setup.seed,
             sorted(self.vaults.items()),
-            sorted(self.scaffold),
-            sorted([c, p, r] for c, (p, r) in self.builders.items()),
-            sorted(self.glass),
-            sorted(self.altars),
+            *self._canonical_board(),
             self.stack[::-1],
             self.discard,
             sorted(self.discard_up),
@@ -886,6 +1135,21 @@ class Game:
             self.orders,
             self.market,
             list(self.in_hand) if self.in_hand else None,
+            *self._canonical_tail(),
+        ]
+
+    def _canonical_board(self) -> list[Any]:
+        return [
+            sorted(self.scaffold),
+            sorted([c, p, r] for c, (p, r) in self.builders.items()),
+            sorted(self.glass),
+            sorted(self.altars),
+        ]
+
+    def _canonical_tail(self) -> list[Any]:
+        """The fields after the tiles, alike in both formats."""
+        pend = self.pending
+        return [
             self.reshuffles,
             self.pawn,
             self.scorings,
@@ -903,6 +1167,45 @@ class Game:
             self.scoring_space,
             self.over,
             self.end_reason,
+        ]
+
+    def _canonical_hidden(self) -> list[Any]:
+        """The common knowledge of a hidden game (PROTOCOL.md §8, "Hidden deals").
+
+        Both engines hold the same positions and the same opened facts, so
+        both compute this at every acknowledgement; there is no seed and no
+        hidden tile in it to differ.  A slot is ``[deal, index, face, tile]``
+        with ``face`` and ``tile`` null until opened.
+        """
+        specs = self.specs
+        shown = self.manifest.order_faces_show_crown
+
+        def slot(p: Any) -> list[Any] | None:
+            if p is None:
+                return None
+            k = specs.get(p)
+            if k is None:
+                return [p.deal, p.index, None, None]
+            if isinstance(k, TileSpec):
+                return [p.deal, p.index, k.face_class(shown).to_list(), k.id]
+            return [p.deal, p.index, k.to_list(), None]
+
+        return [
+            "basilica-state-hidden/1",
+            bytes.fromhex(self.manifest.hash),
+            self.options.ruleset.value,
+            self.options.festum,
+            self.options.festum_removal,
+            [d.to_list() for d in self.decks],
+            sorted([c, slot(p)] for c, p in self.vaults.items()),
+            *self._canonical_board(),
+            [slot(p) for p in self.stack[::-1]],
+            [[slot(p), p in self.discard_up] for p in self.discard],
+            [slot(p) for p in self.out],
+            [slot(p) for p in self.orders],
+            [slot(p) for p in self.market],
+            [slot(self.in_hand[0]), self.in_hand[1]] if self.in_hand else None,
+            *self._canonical_tail(),
         ]
 
     def state_hash(self) -> str:
@@ -938,6 +1241,10 @@ class Game:
     def __repr__(self) -> str:
         state = f"over ({self.end_reason})" if self.over else f"turn {self.turn}, player {self.active + 1}"
         return f"<Game {state}, scores {self.scores[0]}-{self.scores[1]}>"
+
+
+def _face_of(k: FaceClass | TileSpec, g: Game) -> FaceClass:
+    return k if isinstance(k, FaceClass) else k.face_class(g.manifest.order_faces_show_crown)
 
 
 def _well_typed(a: object) -> bool:

@@ -27,6 +27,33 @@ MAX_TILES = 512
 
 
 @dataclass(frozen=True, slots=True)
+class FaceClass:
+    """What the order face of a tile shows: the tiles that look alike face down.
+
+    The order face prints the order, the paid mark and the colours of the
+    vault face (RULES.md §9), so those three make the class.  The crown is
+    part of it only in a box whose order faces show it
+    (``Manifest.order_faces_show_crown``); otherwise it is None, because the
+    crown is exactly what the order face keeps hidden (D18).  A hidden game
+    knows a tile by this value from the moment its order face is up until
+    it is turned vault side up.
+    """
+
+    order: Order
+    colors: int
+    paid: bool
+    crown: bool | None
+
+    @property
+    def wild(self) -> bool:
+        # The colours are on the order face too, so "does it fit" needs no reveal.
+        return self.colors & (self.colors - 1) != 0
+
+    def to_list(self) -> list[Any]:
+        return [self.order.value, self.colors, self.paid, self.crown]
+
+
+@dataclass(frozen=True, slots=True)
 class TileSpec:
     id: int
     colors: int  # colour bits; two bits set = a printed wild tile
@@ -37,6 +64,10 @@ class TileSpec:
     @property
     def wild(self) -> bool:
         return self.colors & (self.colors - 1) != 0
+
+    def face_class(self, crown_shown: bool) -> FaceClass:
+        """The class of this tile's order face (``crown_shown``: the manifest's flag)."""
+        return FaceClass(self.order, self.colors, self.paid, self.crown if crown_shown else None)
 
 
 @dataclass(frozen=True)
@@ -72,6 +103,10 @@ class Manifest:
 
     def spec_table(self) -> dict[int, TileSpec]:
         return {t.id: t for t in self.tiles + self.festum_tiles}
+
+    def face_class(self, tile: int) -> FaceClass:
+        """The order-face class of tile ``tile`` in this box."""
+        return self.spec_table()[tile].face_class(self.order_faces_show_crown)
 
     def to_json(self) -> dict[str, Any]:
         def tile(t: TileSpec) -> dict[str, Any]:

@@ -26,6 +26,7 @@ from .actions import Action
 from .cells import format_cell
 from .components import RANK_LETTER, Order, format_colors
 from .game import JESTER_COLORS, Game, Options, Pending, _Setup
+from .hidden import NeedReveal
 from .manifest import Manifest
 
 
@@ -150,21 +151,25 @@ class Observation:
         }
 
 
-def _order_face(g: Game, tile: int) -> OrderFace:
-    face = g.setup.faces.get((tile, False))
+def _order_face(g: Game, tile: Any) -> OrderFace:
+    # In a hidden game ``tile`` is a position whose knowledge is per game, so
+    # the cache, shared by every copy of the game, is for tile ids only.
+    face = None if g.setup.hidden else g.setup.faces.get((tile, False))
     if face is None:
-        s = g.specs[tile]
+        s = g.specs[tile]  # a TileSpec, or a FaceClass in a hidden game: both carry the face
         face = OrderFace(s.order, s.colors, s.paid, s.crown if g.manifest.order_faces_show_crown else None)
-        g.setup.faces[(tile, False)] = face
+        if not g.setup.hidden:
+            g.setup.faces[(tile, False)] = face
     return face  # type: ignore[no-any-return]
 
 
-def _vault_face(g: Game, tile: int) -> VaultFace:
-    face = g.setup.faces.get((tile, True))
+def _vault_face(g: Game, tile: Any) -> VaultFace:
+    face = None if g.setup.hidden else g.setup.faces.get((tile, True))
     if face is None:
         s = g.specs[tile]
-        face = VaultFace(tile, s.colors, s.crown)
-        g.setup.faces[(tile, True)] = face
+        face = VaultFace(s.id, s.colors, s.crown)  # type: ignore[union-attr]
+        if not g.setup.hidden:
+            g.setup.faces[(tile, True)] = face
     return face  # type: ignore[no-any-return]
 
 
@@ -172,6 +177,10 @@ def observe(g: Game, player: int) -> Observation:
     """The view of ``player`` (0 or 1): every public fact, nothing hidden (§9)."""
     if player not in (0, 1):
         raise ValueError("player is 0 or 1")
+    if g.setup.hidden:
+        due = g._due()
+        if due:  # a hidden game before its setup reveals: the public faces are not known yet
+            raise NeedReveal(due)
     other = 1 - player
     history = g.history
     if other in g.jester_choices and not g.over and g.pending.kind == JESTER_COLORS and history \

@@ -1,0 +1,94 @@
+"""The vocabulary of a hidden deal: positions, reveals, and what asks for them.
+
+In a hidden game (``Game.new_hidden``) neither engine knows the stack.  The
+stack, the order row, the market and every other place hold
+:class:`Position` values, slots of a deal, instead of tile ids, and the
+engine learns a position's order face or its identity only when the rules
+make it public, through ``Game.reveal``.  When carrying out an action needs a
+fact nobody has opened yet, ``Game.apply`` raises :class:`NeedReveal` naming
+every fact it can tell it needs, and leaves the state as it was.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum
+from typing import NamedTuple
+
+from .errors import EngineError
+from .manifest import FaceClass
+
+
+class Position(NamedTuple):
+    """Slot ``index`` of deal ``deal``: index 0 is the first tile drawn from it.
+
+    Deal 0 is the setup's deck (its last six slots are the festum removal,
+    when it is played); deal 1 is the D11 reshuffle of the discard pile.
+    Positions come from public facts only (how many tiles each deal holds),
+    so both engines number them alike.
+    """
+
+    deal: int
+    index: int
+
+
+class Level(str, Enum):
+    """How much a reveal opens.  FACE: the order-face class; TILE: the tile id."""
+
+    FACE = "face"
+    TILE = "tile"
+
+
+@dataclass(frozen=True, slots=True)
+class Reveal:
+    position: Position
+    level: Level
+
+
+@dataclass(frozen=True)
+class Deck:
+    """What is public about one deal: its size and what went into it.
+
+    ``faces`` counts the order-face classes of its tiles (for deal 0 the
+    whole box, for the reshuffle the discard pile, whose faces were up);
+    ``known`` holds the tile ids known to be in it (the reshuffled vault-up
+    discards), so a tile cannot be revealed in two deals.
+    """
+
+    size: int
+    faces: tuple[tuple[FaceClass, int], ...]
+    known: frozenset[int] = frozenset()
+
+    def copies(self, face: FaceClass) -> int:
+        return next((n for f, n in self.faces if f == face), 0)
+
+    def to_list(self) -> list[object]:
+        return [self.size, [[*f.to_list(), n] for f, n in self.faces], sorted(self.known)]
+
+
+def count_faces(faces: list[FaceClass]) -> tuple[tuple[FaceClass, int], ...]:
+    counts: dict[FaceClass, int] = {}
+    for f in faces:
+        counts[f] = counts.get(f, 0) + 1
+    # A fixed order so that the canonical state does not depend on dict order.
+    return tuple(sorted(counts.items(), key=lambda item: item[0].to_list()))
+
+
+class NeedReveal(Exception):
+    """``apply`` (or a view of the state) needs facts that are not open yet.
+
+    Not an :class:`EngineError`: the action is legal and nothing is wrong;
+    the caller opens every listed fact (``Game.reveal``) and tries again.
+    """
+
+    def __init__(self, reveals: tuple[Reveal, ...]) -> None:
+        listed = ", ".join(f"{r.level.value} of {tuple(r.position)}" for r in reveals)
+        super().__init__(f"these tiles must be revealed first: {listed}")
+        self.reveals = reveals
+
+
+class RevealError(EngineError):
+    """A reveal that the engine refuses: not due, or contradicting what it knows."""
+
+
+__all__ = ["Deck", "Level", "NeedReveal", "Position", "Reveal", "RevealError", "count_faces"]
