@@ -320,6 +320,14 @@ def test_hidden_canonical_state() -> None:
     g, h = set_up()
     c = h.canonical()
     assert c[0] == "basilica-state-hidden/1" and g.canonical()[0] == "basilica-state/1"
+    # PROTOCOL.md §8 "Hidden deals": 34 elements, the tail shared with the normal state.
+    assert len(c) == 34 and c[17:] == g.canonical()[18:] and c[1:5] == g.canonical()[1:5]
+    o1 = h.known(h.orders[0])
+    assert c[14][0] == [0, 0, o1.to_list(), None]  # type: ignore[union-attr]
+    v1 = h.known(h.market[0])
+    assert c[15][0] == [0, 3, v1.face_class(False).to_list(), v1.id]  # type: ignore[union-attr]
+    assert c[11][0][2] is not None and all(slot[2:] == [None, None] for slot in c[11][1:])
+    assert c[5] == [[len(h.setup.specs), c[5][0][1], []]] and sum(f[-1] for f in c[5][0][1]) == len(h.setup.specs)
     assert g.seed not in repr(c).encode()
     # Two engines that learnt the same facts agree on the hash: it holds no private fact.
     _, h2 = new_pair(h.manifest, h.options, seed_of(5))
