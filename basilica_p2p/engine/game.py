@@ -809,7 +809,7 @@ class Game:
         faces = [k if isinstance(k, FaceClass) else k.face_class(shown) for k in knowledge]  # type: ignore[union-attr]
         known = frozenset(k.id for k in knowledge if isinstance(k, TileSpec))
         deal = len(self.decks)
-        self.decks = (*self.decks, Deck(len(pile), count_faces(faces), known))
+        self.decks = (*self.decks, Deck(len(pile), count_faces(faces), known, tuple(pile)))
         for p in pile:
             # Those positions are gone; what was known of them lives on in the deck.
             del self.specs[p]
@@ -859,6 +859,14 @@ class Game:
         if self._attempt is None:
             return due
         return due + tuple(r for r in self._attempt._due() if r not in due)
+
+    def deal(self, number: int) -> Deck:
+        """What is public about deal ``number``, including one that only the last attempted
+        action began (the D11 reshuffle happens inside an action that waits for reveals)."""
+        for decks in (self.decks, self._attempt.decks if self._attempt is not None else ()):
+            if 0 <= number < len(decks):
+                return decks[number]
+        raise RevealError(f"there is no deal {number} (yet)")
 
     def known(self, position: Position) -> FaceClass | TileSpec | None:
         """What this hidden game knows of ``position``: nothing, its face class, or its tile."""

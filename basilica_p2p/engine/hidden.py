@@ -58,6 +58,9 @@ class Deck:
     size: int
     faces: tuple[tuple[FaceClass, int], ...]
     known: frozenset[int] = frozenset()
+    # The positions of the deal before that this one gathers, in pile order (none for
+    # deal 0): public, since they lay face up; a dealer deals them as a new deck.
+    sources: tuple[Position, ...] = ()
 
     def copies(self, face: FaceClass) -> int:
         return next((n for f, n in self.faces if f == face), 0)
