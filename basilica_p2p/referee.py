@@ -14,12 +14,18 @@ state is then left as it was before that envelope.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
-from .engine import EngineError, Game, Manifest, Options, format_action, parse_action
+from .engine import EngineError, Game, Manifest, NeedReveal, Options, format_action, parse_action
 from .engine.actions import JESTER
+from .engine.rng import first_player
 from .wire import Envelope, ProtocolError, SHUFFLE_SCHEME, commitment, game_seed, jester_commitment
 from .wire.envelope import PROTOCOL_VERSION
+from .dealer import deal_id
+from .table import Table
+
+HIDDEN_DEAL = "sra-p256-v1"
+SCHEMES = (SHUFFLE_SCHEME, HIDDEN_DEAL)
 
 END_FORFEIT = "forfeit"
 
@@ -57,13 +63,24 @@ class Outcome:
     moves: int  # decisions played
     reason: str = ""  # why, for a forfeit
     claimed_by: int | None = None  # who signed the forfeit: the loser (resigned) or the winner (a claim)
+    audited: bool | None = None  # a hidden deal: whether both secrets were published and checked
+    audit_note: str = ""  # why not, in words
 
 
 class Referee:
-    def __init__(self, spec: GameSpec) -> None:
+    def __init__(self, spec: GameSpec, me: int | None = None, deal_secret: bytes | None = None) -> None:
+        """``me`` (0 or 1) and ``deal_secret``: a live side of a hidden deal, which makes its own
+        deal messages and shares through :attr:`table`; a verifier gives neither."""
         if spec.players[0] == spec.players[1]:
             raise ProtocolError("both players have the same key")
+        if spec.shuffle not in SCHEMES:
+            raise ProtocolError(f"shuffle scheme {spec.shuffle!r} is not supported (this client knows "
+                                f"{', '.join(SCHEMES)})")
         self.spec = spec
+        self._me = me
+        self._deal_secret = deal_secret
+        self.table: Table | None = None
+        self._pending: tuple[str, int, int] | None = None  # a decision waiting for reveals: text, sender, ply
         self.seq = 0
         self.prev = GENESIS
         self.game: Game | None = None
@@ -119,13 +136,23 @@ class Referee:
             "jcommit": f"the Jester commitment of {who}",
             "jreveal": f"the Jester reveal of {who}",
             "result": f"the signed result of {who}",
+            "deal": f"a deal step of {who}",
+            "shares": f"the shares of {who}",
+            "secret": f"the deal secret of {who}",
         }[self._step]
 
     # --- feeding -------------------------------------------------------------
 
+    @property
+    def complete(self) -> bool:
+        """Finished, and for a hidden deal both secrets published: nothing more can follow."""
+        if self.outcome is None:
+            return False
+        return self.table is None or self.outcome.end == END_FORFEIT or len(self.table.secrets) == 2
+
     def feed(self, env: Envelope) -> None:
         """Check one envelope and advance; raises :class:`ProtocolError` (state unchanged)."""
-        if self.outcome is not None:
+        if self.outcome is not None and (self.complete or env.type != "secret"):
             raise ProtocolError(f"seq {env.seq}: a {env.type} message after the end of the game")
         if env.game != self.spec.game:
             raise ProtocolError(f"seq {env.seq}: wrong game id")
@@ -171,6 +198,12 @@ class Referee:
             self._jreveal(b, sender, env.sender, where)
         elif env.type == "result":
             self._result(b, sender, where)
+        elif env.type == "deal":
+            self._deal(b, sender, where)
+        elif env.type == "shares":
+            self._shares(b, sender, where)
+        elif env.type == "secret":
+            self._secret(b, sender, where)
 
     def _next(self, step: str, then: str) -> None:
         """Player 1 then player 2 send ``step``; after both comes ``then``."""
@@ -207,12 +240,20 @@ class Referee:
         if sender == 1:
             seed = game_seed(self.spec.game, self._nonces[0], nonce)
             try:
-                self.game = Game.new(self.spec.manifest, self.spec.options, seed)
+                if self.spec.shuffle == HIDDEN_DEAL:
+                    # The seed only picks the first player; the stack is dealt face down (§5b).
+                    self.game = Game.new_hidden(self.spec.manifest, self.spec.options, first_player(seed))
+                else:
+                    self.game = Game.new(self.spec.manifest, self.spec.options, seed)
             except EngineError as e:
                 raise ProtocolError(f"{where}: cannot set up the game: {e}") from None
         self._nonces.append(nonce)
         self._next("reveal", "action")
-        if self.game is not None:
+        if self.game is not None and self.spec.shuffle == HIDDEN_DEAL:
+            self.table = Table(self.spec.game, self.spec.manifest, self.spec.options, self._me, self._deal_secret)
+            self.table.begin_deal(self.table.dealer.decks)
+            self._step, self._who = "deal", 0
+        elif self.game is not None:
             self._to_next_decision()
 
     def _to_next_decision(self) -> None:
@@ -243,8 +284,90 @@ class Referee:
             g.apply(action)
         except EngineError as e:
             raise ProtocolError(f"{where}: {text!r} is not legal: {e}") from None
+        except NeedReveal:
+            # Legal, but it turns tiles nobody has seen: they are opened first (§5b).
+            self._pending = (text, sender, ply)
+            self._advance(where)
+            return
         self._awaiting_ack = ply
         self._step, self._who = "ack", 1 - sender
+
+    # --- the hidden deal (sra-p256-v1) -----------------------------------------
+
+    def _deal(self, b: dict, sender: int, where: str) -> None:  # type: ignore[type-arg]
+        assert self.table is not None
+        if self.table.take_deal(sender, b, where):
+            self._advance(where)
+        else:
+            self._who = self.table.dealer_due()
+
+    def _shares(self, b: dict, sender: int, where: str) -> None:  # type: ignore[type-arg]
+        assert self.table is not None
+        if self.table.take_shares(sender, b, where):
+            self._advance(where)
+        else:
+            self._who = 1 - sender
+
+    def _secret(self, b: dict, sender: int, where: str) -> None:  # type: ignore[type-arg]
+        assert self.table is not None and self.outcome is not None
+        if len(self.table.secrets) == 1:
+            blamed = self.table.audit(b["secret"])
+            if blamed is not None:
+                raise ProtocolError(f"{where}: the audit of the deal: player {blamed + 1}'s signed deal data "
+                                    "is not what its own published secret gives (a false shuffle, key or share)")
+        self.table.take_secret(sender, b["secret"])
+        if len(self.table.secrets) == 2:
+            self.outcome = replace(self.outcome, audited=True, audit_note="")
+        else:
+            self._who = 1
+
+    def _advance(self, where: str) -> None:
+        """Open what the hidden game waits for, then go on: the pending decision, or the first one.
+
+        Whatever cards must open next are asked of both players in a round
+        (the player whose decision is pending first, else player 1); a deal
+        that only the pending decision began (the D11 reshuffle) is dealt first.
+        """
+        g, table = self.game, self.table
+        assert g is not None and table is not None
+        while True:
+            if self._pending is not None:
+                text, sender, ply = self._pending
+                try:
+                    g.apply(parse_action(text))
+                except NeedReveal as e:
+                    reveals = e.reveals
+                else:
+                    self._pending = None
+                    self._awaiting_ack = ply
+                    self._step, self._who = "ack", 1 - sender
+                    return
+            else:
+                reveals = g.needed_reveals()
+                if not reveals:
+                    self._to_next_decision()
+                    return
+            for deal in sorted({r.position.deal for r in reveals if r.position.deal}):
+                deck = deal_id(deal)
+                if deck not in table.machines:
+                    table.begin_deal((table.dealer.add_deal(deal, g.deal(deal).sources),))
+                    self._step, self._who = "deal", 0
+                    return
+            cards = table.dealer.cards_for(reveals)
+            if cards:
+                table.begin_round(cards)
+                self._step, self._who = "shares", self._pending[1] if self._pending is not None else 0
+                return
+            facts = table.dealer.facts(reveals)
+            if not facts:  # pragma: no cover - cards_for and facts agree on what is open
+                raise ProtocolError(f"{where}: the deal cannot answer what the game waits for")
+            for position, fact in facts:
+                try:
+                    g.reveal(position, fact)
+                except EngineError as e:
+                    # A card opened to a tile the game cannot hold (a false deal): only the
+                    # audit can say whose, so the game stops here and names what was seen.
+                    raise ProtocolError(f"{where}: a card of the deal opened to an impossible tile: {e}") from None
 
     def _action(self, b: dict, sender: int, where: str) -> None:  # type: ignore[type-arg]
         self._apply(b["action"], sender, b["ply"], where)
@@ -299,7 +422,13 @@ class Referee:
         self._next("result", "done")
         self._results += 1
         if self._results == 2:
-            self.outcome = Outcome((g.scores[0], g.scores[1]), g.winner(), g.end_reason, len(g.history))
+            # A hidden deal's secrets follow the results: the result stands without them, but
+            # the deal is audited only once both are in and check out.
+            audited, note = (None, "") if self.table is None else (False, "no deal secret was published")
+            self.outcome = Outcome((g.scores[0], g.scores[1]), g.winner(), g.end_reason, len(g.history),
+                                   audited=audited, audit_note=note)
+            if self.table is not None:
+                self._step, self._who = "secret", 0
 
     def _forfeit(self, env: Envelope, sender: int, where: str) -> None:
         if self._step == "hello":
@@ -315,6 +444,8 @@ class Referee:
             raise ProtocolError(f"{where}: a forfeit after the game ended on the board")
         scores = (g.scores[0], g.scores[1]) if g else (0, 0)
         moves = len(g.history) if g else 0
-        self.outcome = Outcome(scores, 1 - loser, END_FORFEIT, moves, env.body["reason"], claimed_by=sender)
+        audited = None if self.spec.shuffle != HIDDEN_DEAL else False
+        self.outcome = Outcome(scores, 1 - loser, END_FORFEIT, moves, env.body["reason"], claimed_by=sender,
+                               audited=audited, audit_note="the game ended by forfeit" if audited is False else "")
 
 

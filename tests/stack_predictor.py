@@ -38,6 +38,9 @@ def seen_draws(path: Path, manifest: Manifest) -> list[int]:
     states = [w.start] + [m.game for m in w.moves]
     for g in states:
         for t in g.orders + g.market:
+            if t is not None and not isinstance(t, int):  # a hidden game's position: its tile, once known
+                known = g.known(t)
+                t = getattr(known, "id", None)
             if t is not None and t not in seen:
                 seen.append(t)
     return seen

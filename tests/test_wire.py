@@ -451,7 +451,9 @@ def test_every_body_schema_refuses_reordered_extra_missing_and_mistyped_fields(t
     samples = {"protocol": 1, "software": "x", "ruleset": "portal2022", "festum": False, "removal": False,
                "manifest": bytes(32), "name": "n", "shuffle": "commit-reveal-v1", "commitment": bytes(32),
                "nonce": bytes(32), "ply": 0, "action": "V1:b3", "state": bytes(32), "salt": bytes(32),
-               "scores": [1, 2], "end": "stack", "loser": 1, "reason": "r"}
+               "scores": [1, 2], "end": "stack", "loser": 1, "reason": "r",
+               "decks": [{"deck": "faces", "cards": [bytes(32)]}], "shares": [["faces", 0, bytes(32)]],
+               "secret": bytes(32)}
     body = {n: samples[n] for n in names}
     open_envelope(signed(payload_map(type=type_, body=body)))  # the sample body is valid
     refused(signed(payload_map(type=type_, body={**body, "zzz": 1})), "unknown")
@@ -539,3 +541,12 @@ def test_a_commitment_is_bound_to_each_of_its_inputs() -> None:
         "nonce": commitment(game, key, bytes(32)),
     }
     assert [what for what, c in variants.items() if c == base] == []
+
+
+@pytest.mark.parametrize("shares", [
+    [["faces", 0]], [["faces", 0, bytes(31)]], [["faces", -1, bytes(32)]], [["f" * 65, 0, bytes(32)]],
+    [[1, 0, bytes(32)]], [["faces", 0, bytes(32)]] * 513,
+])
+def test_a_shares_body_is_a_bounded_list_of_deck_position_share(shares: Any) -> None:
+    # Issue 10: the hidden deal's shares come from the peer; their shape is checked before use.
+    refused(signed(payload_map(type="shares", body={"shares": shares})), "shares")

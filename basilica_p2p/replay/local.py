@@ -42,17 +42,18 @@ class Chain:
         return env
 
 
-def hello_body(ident: Identity, options: Options, manifest: Manifest) -> dict[str, Any]:
+def hello_body(ident: Identity, options: Options, manifest: Manifest, shuffle: str = SHUFFLE_SCHEME) -> dict[str, Any]:
     return {
         "protocol": PROTOCOL_VERSION, "software": f"basilica-p2p {__version__}", "ruleset": options.ruleset.value,
         "festum": options.festum, "removal": options.festum_removal, "manifest": bytes.fromhex(manifest.hash),
-        "name": ident.name, "shuffle": SHUFFLE_SCHEME,
+        "name": ident.name, "shuffle": shuffle,
     }
 
 
-def make_header(game: bytes, players: tuple[Identity, Identity], options: Options, manifest: Manifest) -> Header:
+def make_header(game: bytes, players: tuple[Identity, Identity], options: Options, manifest: Manifest,
+                shuffle: str = SHUFFLE_SCHEME) -> Header:
     return Header(options.ruleset.value, options.festum, options.festum_removal, bytes.fromhex(manifest.hash), game,
-                  ((players[0].public, players[0].name), (players[1].public, players[1].name)))
+                  ((players[0].public, players[0].name), (players[1].public, players[1].name)), shuffle=shuffle)
 
 
 def play_recorded(
@@ -65,12 +66,18 @@ def play_recorded(
     game_id: bytes | None = None,
     salts: Callable[[], bytes] = new_nonce,
     on_action: Callable[[Game, int, int, str, list[Event]], None] | None = None,
+    shuffle: str = SHUFFLE_SCHEME,
+    deal_secrets: tuple[bytes, bytes] | None = None,
 ) -> Game:
     """Play one bot-vs-bot game and write its replay to ``path``; returns the final game.
 
-    ``nonces`` and ``game_id`` default to fresh randomness from the operating
-    system; fixed values are for test vectors only.
+    ``nonces``, ``game_id`` and ``deal_secrets`` default to fresh randomness
+    from the operating system; fixed values are for test vectors only.
+    ``shuffle="sra-p256-v1"`` deals the stack face down (:func:`play_hidden`).
     """
+    if shuffle != SHUFFLE_SCHEME:
+        return play_hidden(path, manifest, options, players, bots, nonces, game_id, salts, on_action,
+                           deal_secrets)
     game = game_id if game_id is not None else os.urandom(32)
     header = make_header(game, players, options, manifest)
     chain = Chain(game, GENESIS)
@@ -128,3 +135,88 @@ def _parse(text: str):  # type: ignore[no-untyped-def]
     from ..engine import parse_action
 
     return parse_action(text)
+
+
+def play_hidden(
+    path: Path,
+    manifest: Manifest,
+    options: Options,
+    players: tuple[Identity, Identity],
+    bots: tuple[Bot, Bot],
+    nonces: tuple[bytes, bytes] | None = None,
+    game_id: bytes | None = None,
+    salts: Callable[[], bytes] = new_nonce,
+    on_action: Callable[[Game, int, int, str, list[Event]], None] | None = None,
+    deal_secrets: tuple[bytes, bytes] | None = None,
+) -> Game:
+    """A local game dealt face down by ``sra-p256-v1``: each side is a live referee of its own,
+    with its own deal secret, exactly as two peers over the network; every envelope is fed
+    to both and recorded.  Returns player 1's view of the final game (common knowledge)."""
+    from ..referee import HIDDEN_DEAL, GameSpec, Referee
+
+    game = game_id if game_id is not None else os.urandom(32)
+    header = make_header(game, players, options, manifest, HIDDEN_DEAL)
+    chain = Chain(game, GENESIS)
+    n1, n2 = nonces if nonces is not None else (new_nonce(), new_nonce())
+    secrets = deal_secrets if deal_secrets is not None else (new_nonce(), new_nonce())
+    spec = GameSpec(game, (players[0].public, players[1].public), (players[0].name, players[1].name), options,
+                    manifest, HIDDEN_DEAL)
+    refs = (Referee(spec, 0, secrets[0]), Referee(spec, 1, secrets[1]))
+    jester: dict[int, tuple[str, bytes]] = {}
+    with ReplayWriter.create(path, header) as out:
+
+        def send(who: int, type_: str, body: dict[str, Any]) -> None:
+            env = chain.seal(players[who], type_, body)
+            for r in refs:
+                r.feed(env)
+            out.append(env.raw)
+
+        for who in (0, 1):
+            send(who, "hello", hello_body(players[who], options, manifest, HIDDEN_DEAL))
+        send(0, "commit", {"commitment": commitment(game, players[0].public, n1)})
+        send(1, "commit", {"commitment": commitment(game, players[1].public, n2)})
+        send(0, "reveal", {"nonce": n1})
+        send(1, "reveal", {"nonce": n2})
+        while not refs[0].complete:
+            step, who = refs[0].waiting_for()
+            ref = refs[who]
+            g = ref.game
+            assert g is not None and ref.table is not None
+            body: dict[str, Any]
+            if step == "deal":
+                body = ref.table.make_deal()
+            elif step == "shares":
+                body = ref.table.make_shares()
+            elif step == "secret":
+                body = {"secret": secrets[who]}
+            elif step == "action":
+                turn, before = g.turn, len(g.events)
+                text = format_action(bots[who].choose(observe(g, who), g.legal_actions()))
+                send(who, "action", {"ply": len(g.history), "action": text})
+                if on_action is not None:
+                    on_action(refs[0].game, turn, who, text, [])  # type: ignore[arg-type]
+                continue
+            elif step == "ack":
+                assert ref.ack_ply is not None
+                body = {"ply": ref.ack_ply, "state": bytes.fromhex(g.state_hash())}
+            elif step == "jcommit":
+                view = g
+                if g.to_move != who:  # the second chooser: any stand-in for the first's colours
+                    view = g.clone()
+                    view.apply(view.legal_actions()[0])
+                text = format_action(bots[who].choose(observe(view, who), view.legal_actions()))
+                salt = salts()
+                jester[who] = (text, salt)
+                ply = ref.jester_ply(who)
+                body = {"ply": ply, "commitment": jester_commitment(game, players[who].public, ply, text, salt)}
+            elif step == "jreveal":
+                text, salt = jester[who]
+                body = {"ply": ref.jester_ply(who), "action": text, "salt": salt}
+            elif step == "result":
+                body = {"scores": list(g.scores), "state": bytes.fromhex(g.state_hash()), "end": g.end_reason}
+            else:  # pragma: no cover - the referee names no other step
+                raise AssertionError(step)
+            send(who, step, body)
+    assert refs[0].game is not None
+    return refs[0].game
+

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from ..engine import Manifest, Options, default_manifest
 from ..engine.errors import EngineError
-from ..referee import GameSpec, Outcome, Referee
-from ..wire import PROTOCOL_VERSION, SHUFFLE_SCHEME, ProtocolError, open_envelope
+from ..referee import SCHEMES, GameSpec, Outcome, Referee
+from ..wire import PROTOCOL_VERSION, ProtocolError, open_envelope
 from .file import ReplayError, ReplayFile, TornTail, read_replay
 
 
@@ -45,8 +45,11 @@ class Verdict:
         else:
             result = f"player {o.winner + 1} ({self.names[o.winner]}) won"
         ruleset = self.ruleset + (" + festum" if self.festum else "")
+        deal = ""
+        if o.audited is not None:
+            deal = ", deal audited" if o.audited else f", deal not audited: {o.audit_note}"
         return (f"{self.path}: ok: {self.names[0]} vs {self.names[1]}, {ruleset}, {result}, "
-                f"{o.scores[0]}-{o.scores[1]}, {o.moves} moves ({o.end})")
+                f"{o.scores[0]}-{o.scores[1]}, {o.moves} moves ({o.end}){deal}")
 
     def to_json(self) -> dict[str, Any]:
         o = self.outcome
@@ -56,6 +59,7 @@ class Verdict:
             "scores": list(o.scores) if o else None, "winner": (o.winner + 1 if o.winner is not None else None) if o else None,
             "end": o.end if o else None, "moves": o.moves if o else None,
             "forfeit_claimed_by": (o.claimed_by + 1 if o and o.claimed_by is not None else None),
+            "deal_audited": o.audited if o else None,
             "torn_tail": {"record": self.torn.record, "offset": self.torn.offset} if self.torn else None,
         }
 
@@ -65,9 +69,9 @@ def spec_from_replay(replay: ReplayFile, manifests: dict[str, Manifest]) -> Game
     if h.protocol != PROTOCOL_VERSION:
         raise ReplayError(0, replay.offsets[0], f"protocol version {h.protocol} is not supported "
                           f"(this client speaks {PROTOCOL_VERSION})")
-    if h.shuffle != SHUFFLE_SCHEME:
+    if h.shuffle not in SCHEMES:
         raise ReplayError(0, replay.offsets[0], f"shuffle scheme {h.shuffle!r} is not supported "
-                          f"(this client knows {SHUFFLE_SCHEME})")
+                          f"(this client knows {', '.join(SCHEMES)})")
     manifest = manifests.get(h.manifest.hex())
     if manifest is None:
         raise ReplayError(0, replay.offsets[0], f"the game uses manifest {h.manifest.hex()[:16]}..., "
@@ -128,4 +132,9 @@ def verify_file(path: Path, manifests: dict[str, Manifest] | None = None) -> Ver
         t = replay.torn
         return Verdict(ok=False, error=f"record {t.record} (byte {t.offset}): bytes after the end of the game",
                        **base)  # type: ignore[arg-type]
-    return Verdict(ok=True, outcome=ref.outcome, **base)  # type: ignore[arg-type]
+    outcome = ref.outcome
+    if outcome is not None and ref.table is not None and not ref.complete:
+        missing = 0 if not ref.table.secrets else 1
+        outcome = replace(outcome, audit_note=f"player {missing + 1} ({h.players[missing][1]}) did not publish "
+                          "its deal secret")
+    return Verdict(ok=True, outcome=outcome, **base)  # type: ignore[arg-type]

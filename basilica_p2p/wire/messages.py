@@ -42,6 +42,21 @@ def _scores(v: Any) -> bool:
     return isinstance(v, list) and len(v) == 2 and all(_uint(x) for x in v)
 
 
+MAX_DECKS = 64  # decks dealt in one step: the box's face cards and its sub-decks
+MAX_SHARES = 512  # cards opened in one round
+
+
+def _decks(v: Any) -> bool:
+    # Each deck's value is checked in full by the deal package (basilica_p2p/deal).
+    return isinstance(v, list) and 0 < len(v) <= MAX_DECKS and all(isinstance(x, dict) for x in v)
+
+
+def _shares(v: Any) -> bool:
+    return (isinstance(v, list) and 0 < len(v) <= MAX_SHARES
+            and all(isinstance(x, list) and len(x) == 3 and is_text(x[0], 64) and _uint(x[1]) and _bin32(x[2])
+                    for x in v))
+
+
 SCHEMAS: dict[str, tuple[tuple[str, Checker], ...]] = {
     # The handshake: what both peers must agree on before the shuffle.
     "hello": (
@@ -60,6 +75,11 @@ SCHEMAS: dict[str, tuple[tuple[str, Checker], ...]] = {
     # The end: each side signs the result; or one side records the other's forfeit.
     "result": (("scores", _scores), ("state", _bin32), ("end", _text(32))),
     "forfeit": (("loser", _player), ("reason", _text(200))),
+    # The hidden deal, sra-p256-v1 only (protocol/PROTOCOL.md §5b): deal steps, shares that
+    # open cards, and each side's secret at the end for the audit.
+    "deal": (("decks", _decks),),
+    "shares": (("shares", _shares),),
+    "secret": (("secret", _bin32),),
 }
 
 

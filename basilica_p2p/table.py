@@ -1,0 +1,133 @@
+"""The hidden deal at the table: the messages of ``sra-p256-v1`` inside a game (PROTOCOL.md §5b).
+
+The referee of a game dealt by ``sra-p256-v1`` owns one :class:`Table`.  It
+keeps one :class:`~basilica_p2p.deal.DeckDeal` per deck (a player's, with its
+secret, on a live side; a verifier's in ``basilica verify``), the
+:class:`~basilica_p2p.dealer.Dealer` that turns the hidden engine's reveals
+into cards, and what the audit needs at the end.  Three message bodies
+belong to it:
+
+* ``deal``: ``{"decks": [value, ...]}``, one deal step for every deck being
+  dealt, in the dealer's order (player 1, player 2, player 1);
+* ``shares``: ``{"shares": [[deck, position, share], ...]}``, the sender's
+  shares for exactly the cards of the current round, in card order;
+* ``secret``: ``{"secret": bin32}``, published at the end for the audit.
+
+Sans-IO, like the referee: every method checks before it changes anything
+and raises :class:`~basilica_p2p.wire.ProtocolError` with one line.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .deal import DealError, DealRecord, Deck, DeckDeal, Share, audit, hash_deck
+from .dealer import Card, Dealer
+from .engine import Manifest, Options
+from .wire import ProtocolError
+
+
+class Table:
+    def __init__(self, game: bytes, manifest: Manifest, options: Options,
+                 me: int | None = None, secret: bytes | None = None) -> None:
+        """``me`` (0 or 1) and ``secret`` for a live side; neither for a verifier."""
+        self.game = game
+        self.dealer = Dealer(manifest, options)
+        self.me = me
+        self._secret = secret
+        self.machines: dict[str, DeckDeal] = {}
+        self.shares: dict[str, list[Share]] = {}
+        self.dealing: list[str] = []  # the decks of the deal under way
+        self.step = 0  # the deal step of ``dealing`` done (3: dealt)
+        self.round: list[Card] = []  # the cards whose shares are being given
+        self.given: list[int] = []  # who gave theirs this round, in order
+        self.secrets: dict[int, bytes] = {}
+
+    # --- dealing -------------------------------------------------------------
+
+    def begin_deal(self, decks: tuple[Deck, ...]) -> None:
+        for deck in decks:
+            hashed = hash_deck(self.game, deck)
+            if self.me is None:
+                self.machines[deck.deck_id] = DeckDeal(hashed)
+            else:
+                self.machines[deck.deck_id] = DeckDeal(hashed, me=self.me + 1, secret=self._secret)
+            self.shares[deck.deck_id] = []
+        self.dealing = [d.deck_id for d in decks]
+        self.step = 0
+
+    def dealer_due(self) -> int:
+        """Who sends the next deal step: player 1 (0), then 2 (1), then 1."""
+        return 1 if self.step == 1 else 0
+
+    def make_deal(self) -> dict[str, Any]:
+        """Our next deal step's body (a live side only)."""
+        return {"decks": [self.machines[d].make() for d in self.dealing]}
+
+    def take_deal(self, sender: int, body: dict[str, Any], where: str) -> bool:
+        """Check a deal step; True once the deal is complete."""
+        values = body["decks"]
+        if len(values) != len(self.dealing):
+            raise ProtocolError(f"{where}: a deal step for {len(values)} decks, expected {len(self.dealing)}")
+        if sender != self.me:  # our own steps were recorded when made
+            for deck_id, value in zip(self.dealing, values):
+                machine = self.machines[deck_id]
+                try:
+                    machine.receive(value)
+                except DealError as e:
+                    raise ProtocolError(f"{where}: player {sender + 1}'s deal of deck {deck_id!r}: {e}") from None
+        else:
+            for deck_id, value in zip(self.dealing, values):
+                if self.machines[deck_id].messages[-1].to_value() != value:
+                    raise ProtocolError(f"{where}: our own deal step is not the one we made")
+        self.step += 1
+        return self.step == 3
+
+    def dealt(self, deck_id: str) -> bool:
+        return deck_id in self.machines and self.machines[deck_id].step == 3
+
+    # --- opening cards -------------------------------------------------------
+
+    def begin_round(self, cards: list[Card]) -> None:
+        self.round = cards
+        self.given = []
+
+    def make_shares(self) -> dict[str, Any]:
+        """Our shares for the cards of this round (a live side only)."""
+        return {"shares": [[c.deck, c.position, self.machines[c.deck].my_share(c.position)] for c in self.round]}
+
+    def take_shares(self, sender: int, body: dict[str, Any], where: str) -> bool:
+        """Check one player's shares for this round; True once both gave theirs (the cards are open)."""
+        items = body["shares"]
+        wanted = [[c.deck, c.position] for c in self.round]
+        if [item[:2] for item in items] != wanted:
+            raise ProtocolError(f"{where}: player {sender + 1}'s shares are not for the cards due "
+                                f"({len(wanted)} cards, in order)")
+        opened: list[tuple[Card, str]] = []
+        # Checked before anything changes: a false share is blamed on its sender at once.
+        for card, item in zip(self.round, items):
+            machine = self.machines[card.deck]
+            try:
+                label = machine.add_share(sender + 1, card.position, item[2])
+            except DealError as e:
+                raise ProtocolError(f"{where}: player {sender + 1}'s share: {e}") from None
+            self.shares[card.deck].append(Share(sender + 1, card.position, item[2]))
+            if label is not None:
+                opened.append((card, label))
+        for card, label in opened:
+            self.dealer.record(card, label)
+        self.given.append(sender)
+        return len(self.given) == 2
+
+    # --- the audit -----------------------------------------------------------
+
+    def take_secret(self, sender: int, secret: bytes) -> None:
+        self.secrets[sender] = secret
+
+    def audit(self, second: bytes) -> int | None:
+        """With player 2's ``second`` secret beside player 1's: the player (0 or 1) whose signed
+        deal data its own published secret does not reproduce, or None."""
+        records = [DealRecord(m.deck, tuple(m.messages), tuple(self.shares[d]))  # type: ignore[arg-type]
+                   for d, m in self.machines.items()]
+        blamed = audit((self.secrets[0], second), records)
+        return None if blamed is None else blamed - 1

@@ -1,0 +1,167 @@
+"""Issue 10: games dealt face down by sra-p256-v1, recorded and verified end to end: the deal
+audited, nothing predictable from the first records, every cheat caught and blamed."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import replay_builders as rb
+from basilica_p2p.bots import RandomBot
+from basilica_p2p.engine import Options, TileSpec
+from basilica_p2p.replay.local import play_recorded
+from basilica_p2p.replay.show import walk
+from basilica_p2p.replay.verify import verify_file
+from stack_predictor import predicted_draws, seen_draws
+
+HIDDEN = "sra-p256-v1"
+
+
+def record(path: Path, options: Options = Options(), seed: int = 1) -> Path:
+    play_recorded(path, rb.manifest(), options, rb.PLAYERS, (RandomBot(seed), RandomBot(seed + 100)),
+                  nonces=(bytes([1]) * 32, bytes([2]) * 32), game_id=rb.GAME_ID, salts=rb.salts(),
+                  shuffle=HIDDEN, deal_secrets=(bytes([3]) * 32, bytes([4]) * 32))
+    return path
+
+
+@pytest.fixture(scope="module")
+def honest(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return record(tmp_path_factory.mktemp("hidden") / "game.replay")
+
+
+def edit(src: Path, out: Path, change: Any) -> Path:
+    """Re-sign the chain of ``src`` after ``change(items)`` edits its messages in place."""
+    replay, envs = rb.load(src)
+    items = rb.as_items(envs)
+    cut = change(items)
+    chain = rb.rechain(items if cut is None else items[:cut])
+    return rb.write(out, replay.header_bytes, rb.raws(chain))
+
+
+def index_of(items: list[Any], type_: str, who: Any = None, nth: int = 0) -> int:
+    found = [i for i, (w, t, _) in enumerate(items) if t == type_ and (who is None or w is who)]
+    return found[nth]
+
+
+@pytest.mark.parametrize("options,seed", [(Options(), 1), (Options(ruleset="classic"), 2),  # type: ignore[arg-type]
+                                          (Options(festum=True, festum_removal=True), 3)])
+def test_a_hidden_game_verifies_with_its_deal_audited(tmp_path: Path, options: Options, seed: int) -> None:
+    v = verify_file(record(tmp_path / "g.replay", options, seed), rb.manifests())
+    assert v.ok, v.error
+    assert v.line().endswith(", deal audited") and v.to_json()["deal_audited"] is True
+
+
+def test_some_hidden_game_reshuffles_and_still_verifies(tmp_path: Path) -> None:
+    for seed in range(20):
+        path = record(tmp_path / f"g{seed}.replay", Options(), seed)
+        w = walk(path, rb.manifests())
+        if any(e.kind == "reshuffle" for m in w.moves for e in m.events):
+            assert verify_file(path, rb.manifests()).ok
+            types = [rb.load(path)[1][i].type for i in range(len(w.replay.records))]
+            assert types.count("deal") == 6  # the box's three steps, then the reshuffle's
+            return
+    raise AssertionError("no game of 20 reached the D11 reshuffle")
+
+
+def test_the_first_records_no_longer_predict_the_draws(honest: Path) -> None:
+    # The attack of the issue, run on a hidden game: from hellos, commits and reveals the
+    # commit-reveal prediction matches the real draws no better than chance.
+    seen = seen_draws(honest, rb.manifest())
+    predicted = predicted_draws(honest, rb.manifest())
+    assert len(seen) >= 20
+    hits = sum(a == b for a, b in zip(seen, predicted))
+    assert hits <= 3, f"{hits} of {len(seen)} draws predicted"
+
+
+def test_before_the_first_decision_only_the_market_is_known_by_its_tiles(honest: Path) -> None:
+    from basilica_p2p.replay.file import read_replay
+    from basilica_p2p.replay.verify import referee_for
+    from basilica_p2p.wire import open_envelope
+
+    replay = read_replay(honest)
+    ref = referee_for(replay, rb.manifests())
+    for raw in replay.records:  # the referee as it stands when the first decision is due
+        env = open_envelope(raw)
+        if env.type == "action":
+            break
+        ref.feed(env)
+    g = ref.game
+    assert g is not None and ref.waiting_for()[0] == "action"
+    known = {p: g.known(p) for p in [*g.orders, *g.market, *g.stack, *g.out]}
+    tiles = [p for p, k in known.items() if isinstance(k, TileSpec)]
+    assert sorted(tiles) == sorted(g.market)  # V1-V3 face up; O1-O3 and the stack top by face only
+    assert all(known[p] is None for p in g.stack[:-1])  # below the top: nothing at all
+
+
+# --- cheating, caught and blamed ---------------------------------------------------------
+
+
+def _deal_step(items: list[Any], step: int) -> dict[str, Any]:
+    return items[index_of(items, "deal", nth=step - 1)][2]
+
+
+@pytest.mark.parametrize("cheat,words", [
+    ("repeat", "repeat"), ("off-curve", "p-256 point"), ("count", "card"),
+])
+def test_a_bad_deal_step_is_refused_naming_its_player(honest: Path, tmp_path: Path, cheat: str, words: str) -> None:
+    def change(items: list[Any]) -> None:
+        cards = _deal_step(items, 2)["decks"][0]["cards"]
+        if cheat == "repeat":
+            cards[1] = cards[0]
+        elif cheat == "off-curve":
+            cards[0] = b"\xff" * 32
+        else:
+            cards.pop()
+
+    v = verify_file(edit(honest, tmp_path / "x.replay", change), rb.manifests())
+    assert not v.ok and "player 2's deal" in v.error and words in v.error.lower(), v.error
+
+
+def test_a_false_share_is_blamed_on_its_sender_at_the_reveal(honest: Path, tmp_path: Path) -> None:
+    def change(items: list[Any]) -> None:
+        i = index_of(items, "shares", rb.BOB)
+        share = items[i][2]["shares"][0]
+        share[2] = (int.from_bytes(share[2], "big") ^ 1).to_bytes(32, "big")
+
+    v = verify_file(edit(honest, tmp_path / "x.replay", change), rb.manifests())
+    assert not v.ok and "player 2's share" in v.error and "commitment" in v.error, v.error
+
+
+def test_a_secret_that_does_not_give_the_signed_deal_is_blamed_at_the_audit(honest: Path, tmp_path: Path) -> None:
+    # Whether player 2 keyed the deck with another secret than it publishes, or publishes a
+    # false one, its signed data and its secret disagree: the audit names player 2.
+    def change(items: list[Any]) -> None:
+        items[index_of(items, "secret", rb.BOB)][2]["secret"] = bytes([9]) * 32
+
+    v = verify_file(edit(honest, tmp_path / "x.replay", change), rb.manifests())
+    assert not v.ok and "audit" in v.error and "player 2's signed deal data" in v.error, v.error
+
+
+def test_a_secret_withheld_at_the_end_leaves_the_deal_not_audited(honest: Path, tmp_path: Path) -> None:
+    # The board decided and both signed the result; player 2 never publishes its secret. The
+    # result stands (a withheld secret cannot overturn it), but the deal is not audited.
+    v = verify_file(edit(honest, tmp_path / "x.replay", lambda items: index_of(items, "secret", rb.BOB)),
+                    rb.manifests())
+    assert v.ok and v.to_json()["deal_audited"] is False, v.line()
+    assert "deal not audited: player 2 (bob) did not publish its deal secret" in v.line(), v.line()
+
+
+def test_a_forfeit_leaves_the_deal_not_audited(honest: Path, tmp_path: Path) -> None:
+    def change(items: list[Any]) -> int:
+        i = index_of(items, "action", nth=10)
+        items[i] = (items[i][0], "forfeit", {"loser": 1 if items[i][0] is rb.ALICE else 2, "reason": "quit"})
+        return i + 1
+
+    v = verify_file(edit(honest, tmp_path / "x.replay", change), rb.manifests())
+    assert v.ok and "deal not audited: the game ended by forfeit" in v.line(), v.line()
+
+
+def test_shares_for_other_cards_than_those_due_are_refused(honest: Path, tmp_path: Path) -> None:
+    def change(items: list[Any]) -> None:
+        i = index_of(items, "shares", rb.ALICE)
+        items[i][2]["shares"][0][1] += 1
+
+    v = verify_file(edit(honest, tmp_path / "x.replay", change), rb.manifests())
+    assert not v.ok and "not for the cards due" in v.error, v.error
