@@ -14,7 +14,7 @@ state is then left as it was before that envelope.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from .engine import EngineError, Game, Manifest, NeedReveal, Options, format_action, parse_action
 from .engine.actions import JESTER
@@ -145,14 +145,13 @@ class Referee:
 
     @property
     def complete(self) -> bool:
-        """Finished, and for a hidden deal both secrets published: nothing more can follow."""
-        if self.outcome is None:
-            return False
-        return self.table is None or self.outcome.end == END_FORFEIT or len(self.table.secrets) == 2
+        """Nothing more can follow (the same as :attr:`finished`: a hidden deal's secrets come
+        before the results)."""
+        return self.outcome is not None
 
     def feed(self, env: Envelope) -> None:
         """Check one envelope and advance; raises :class:`ProtocolError` (state unchanged)."""
-        if self.outcome is not None and (self.complete or env.type != "secret"):
+        if self.outcome is not None:
             raise ProtocolError(f"seq {env.seq}: a {env.type} message after the end of the game")
         if env.game != self.spec.game:
             raise ProtocolError(f"seq {env.seq}: wrong game id")
@@ -259,7 +258,11 @@ class Referee:
     def _to_next_decision(self) -> None:
         g = self.game
         assert g is not None
-        if g.over:
+        if g.over and self.table is not None and len(self.table.secrets) < 2:
+            # The board has decided, but a hidden deal is trusted only once audited: both
+            # secrets come before the results (a secret withheld is an absence, §5b).
+            self._step, self._who = "secret", len(self.table.secrets)
+        elif g.over:
             self._step, self._who = "result", 0
         elif g.secret_jester_round():
             first = g.to_move
@@ -309,17 +312,14 @@ class Referee:
             self._who = 1 - sender
 
     def _secret(self, b: dict, sender: int, where: str) -> None:  # type: ignore[type-arg]
-        assert self.table is not None and self.outcome is not None
+        assert self.table is not None
         if len(self.table.secrets) == 1:
             blamed = self.table.audit(b["secret"])
             if blamed is not None:
                 raise ProtocolError(f"{where}: the audit of the deal: player {blamed + 1}'s signed deal data "
                                     "is not what its own published secret gives (a false shuffle, key or share)")
         self.table.take_secret(sender, b["secret"])
-        if len(self.table.secrets) == 2:
-            self.outcome = replace(self.outcome, audited=True, audit_note="")
-        else:
-            self._who = 1
+        self._to_next_decision()
 
     def _advance(self, where: str) -> None:
         """Open what the hidden game waits for, then go on: the pending decision, or the first one.
@@ -422,13 +422,9 @@ class Referee:
         self._next("result", "done")
         self._results += 1
         if self._results == 2:
-            # A hidden deal's secrets follow the results: the result stands without them, but
-            # the deal is audited only once both are in and check out.
-            audited, note = (None, "") if self.table is None else (False, "no deal secret was published")
+            audited = None if self.table is None else True  # the results follow the audit (§5b)
             self.outcome = Outcome((g.scores[0], g.scores[1]), g.winner(), g.end_reason, len(g.history),
-                                   audited=audited, audit_note=note)
-            if self.table is not None:
-                self._step, self._who = "secret", 0
+                                   audited=audited)
 
     def _forfeit(self, env: Envelope, sender: int, where: str) -> None:
         if self._step == "hello":
@@ -439,13 +435,15 @@ class Referee:
         if self._bad_reveal is not None and (loser != self._bad_reveal or sender == loser):
             raise ProtocolError(f"{where}: expected {self.expected()}")
         g = self.game
-        if g is not None and g.over:
-            # The board has decided; only the two signed results may follow.
+        if g is not None and g.over and self._step != "secret":
+            # The board has decided; only the two signed results may follow.  (While a hidden
+            # deal's secrets are due, a withheld one is an absence like any other.)
             raise ProtocolError(f"{where}: a forfeit after the game ended on the board")
         scores = (g.scores[0], g.scores[1]) if g else (0, 0)
         moves = len(g.history) if g else 0
         audited = None if self.spec.shuffle != HIDDEN_DEAL else False
         self.outcome = Outcome(scores, 1 - loser, END_FORFEIT, moves, env.body["reason"], claimed_by=sender,
-                               audited=audited, audit_note="the game ended by forfeit" if audited is False else "")
+                               audited=audited, audit_note="the game ended by forfeit before both deal secrets "
+                               "were published" if audited is False else "")
 
 

@@ -139,13 +139,23 @@ def test_a_secret_that_does_not_give_the_signed_deal_is_blamed_at_the_audit(hone
     assert not v.ok and "audit" in v.error and "player 2's signed deal data" in v.error, v.error
 
 
-def test_a_secret_withheld_at_the_end_leaves_the_deal_not_audited(honest: Path, tmp_path: Path) -> None:
-    # The board decided and both signed the result; player 2 never publishes its secret. The
-    # result stands (a withheld secret cannot overturn it), but the deal is not audited.
-    v = verify_file(edit(honest, tmp_path / "x.replay", lambda items: index_of(items, "secret", rb.BOB)),
-                    rb.manifests())
-    assert v.ok and v.to_json()["deal_audited"] is False, v.line()
-    assert "deal not audited: player 2 (bob) did not publish its deal secret" in v.line(), v.line()
+def test_a_secret_withheld_at_the_end_is_an_absence_and_the_deal_not_audited(honest: Path, tmp_path: Path) -> None:
+    # The board has decided, but the secrets come before the results: player 2 withholds its
+    # own, and player 1, having waited, claims the forfeit. Refusing the audit cannot keep a win.
+    def change(items: list[Any]) -> int:
+        i = index_of(items, "secret", rb.BOB)
+        items[i] = (rb.ALICE, "forfeit", {"loser": 2, "reason": "no secret within 20 s"})
+        return i + 1
+
+    v = verify_file(edit(honest, tmp_path / "x.replay", change), rb.manifests())
+    assert v.ok and v.to_json()["deal_audited"] is False and v.outcome is not None, v.line()
+    assert v.outcome.winner == 0 and v.outcome.claimed_by == 0
+    assert "deal not audited: the game ended by forfeit before both deal secrets were published" in v.line()
+    # Only secrets, results and absences may follow the board's decision: no other forfeit.
+    v = verify_file(edit(honest, tmp_path / "y.replay", lambda items: (
+        items.__setitem__(index_of(items, "result"), (rb.BOB, "forfeit", {"loser": 1, "reason": "x"})),
+        index_of(items, "result") + 1)[1]), rb.manifests())
+    assert not v.ok and "after the game ended on the board" in v.error, v.error
 
 
 def test_a_forfeit_leaves_the_deal_not_audited(honest: Path, tmp_path: Path) -> None:

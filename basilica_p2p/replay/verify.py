@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -132,9 +132,4 @@ def verify_file(path: Path, manifests: dict[str, Manifest] | None = None) -> Ver
         t = replay.torn
         return Verdict(ok=False, error=f"record {t.record} (byte {t.offset}): bytes after the end of the game",
                        **base)  # type: ignore[arg-type]
-    outcome = ref.outcome
-    if outcome is not None and ref.table is not None and not ref.complete:
-        missing = 0 if not ref.table.secrets else 1
-        outcome = replace(outcome, audit_note=f"player {missing + 1} ({h.players[missing][1]}) did not publish "
-                          "its deal secret")
-    return Verdict(ok=True, outcome=outcome, **base)  # type: ignore[arg-type]
+    return Verdict(ok=True, outcome=ref.outcome, **base)  # type: ignore[arg-type]
