@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import sys
+from enum import Enum
 from pathlib import Path
 from typing import Optional
 
@@ -118,6 +119,18 @@ def rules_score(
         render_table(result, Console(highlight=False))
 
 
+class Shuffle(str, Enum):
+    """The shuffle schemes a local match or tournament can deal with (protocol/PROTOCOL.md §5, §5b)."""
+
+    COMMIT_REVEAL = "commit-reveal-v1"
+    HIDDEN = "sra-p256-v1"
+
+
+SHUFFLE_HELP = ("How the stack is dealt: commit-reveal-v1 (the default: both seats are on this machine, so "
+                "nothing is hidden from anyone) or sra-p256-v1 (face down, audited at the end, as between two peers; "
+                "slower).")
+
+
 @app.command("match")
 def match(
     ctx: typer.Context,
@@ -138,10 +151,14 @@ def match(
         "real commit-reveal between two local identities, so games differ from run to run)."),
     show: bool = typer.Option(False, "--show", metavar="", help="Print each game's actions and scorings as it is played "
                               "(with --json: add each game's moves to the JSON)."),
+    shuffle: Shuffle = typer.Option(Shuffle.COMMIT_REVEAL.value, "--shuffle", case_sensitive=False,
+                                    help=SHUFFLE_HELP + " With --replay-dir the replays are dealt by it (and "
+                                    "verify with 'deal audited'); without, a hidden deal is still played through "
+                                    "the whole protocol, into a temporary replay that is then deleted."),
 ) -> None:
     """Play headless games between two bots on this machine and summarise them.
 
-    The same arguments always give the same games and the same results.
+    The same arguments always give the same games and the same results (without --replay-dir).
     """
     from .bots import BotSpecError
     from .match import MatchConfig, run_match
@@ -152,7 +169,7 @@ def match(
         p1, p2 = (b.strip() if ":" in b else b.strip().lower() for b in (p1, p2))
         seed = match_seed(seed, [p1, p2])
         config = MatchConfig(p1=p1, p2=p2, games=games, seed=seed, ruleset=ruleset,
-                             festum=festum, festum_removal=festum_removal)
+                             festum=festum, festum_removal=festum_removal, shuffle=shuffle.value)
         identities = None
         if replay_dir is not None:
             from .identity import IdentityError, local_identity
@@ -431,7 +448,7 @@ def _net_options(
     bot: Optional[str], ruleset: Ruleset, festum: bool, festum_removal: bool, manifest: Optional[Path],
     replay_dir: Optional[Path], handshake_timeout: float, idle_timeout: float, ping_interval: float,
     frame_timeout: float, move_time: Optional[float], ctx: typer.Context, role: str, games: int = 1,
-    quiet: bool = False, keep_session: bool = False,
+    quiet: bool = False, keep_session: bool = False, shuffle: str = "sra-p256-v1",
 ):  # type: ignore[no-untyped-def]
     """Everything host and join share, checked, as a PeerConfig."""
     import os as _os
@@ -445,12 +462,16 @@ def _net_options(
     from .tui import TerminalPlayer
     from .net.session import Settings, Timeouts
 
+    from .referee import SCHEMES
+
     home = home_of(ctx)
     man = load_manifest_option(manifest)
     try:
         options = Options(ruleset, festum, festum_removal)
     except EngineError as e:
         raise fail(str(e)) from None
+    if shuffle not in SCHEMES:
+        raise fail(f"--shuffle {shuffle!r}: choose {' or '.join(SCHEMES[::-1])}")
     if idle_timeout <= ping_interval:
         raise fail("--idle-timeout must be longer than --ping-interval")
     try:
@@ -472,7 +493,7 @@ def _net_options(
         return person
 
     timeouts = Timeouts(handshake_timeout, ping_interval, idle_timeout, frame_timeout, move_time)
-    config = PeerConfig(me, Settings(options, man), agent_for, replay_dir or home / "replays", KnownPeers(home),
+    config = PeerConfig(me, Settings(options, man, shuffle), agent_for, replay_dir or home / "replays", KnownPeers(home),
                         timeouts, games, log=(lambda m: None) if quiet else (lambda m: typer.echo(m, err=True)),
                         on_move=person.notify if person is not None else None)
     config.resume_info = {
@@ -642,6 +663,9 @@ NET_HELP = {
     "ping": "Seconds between keepalives.",
     "frame": "Seconds a started frame may take to arrive whole (stops byte-trickling peers).",
     "move": "Seconds the peer may take per decision (default: no limit); past it the peer forfeits.",
+    "shuffle": "How the stack is dealt: sra-p256-v1 (the default: face down, so that neither side can see it, "
+               "audited at the end) or commit-reveal-v1 (one seed both sides know: the stack is unbiased but "
+               "a modified client could read it). Both sides must ask for the same.",
     "keep": "Keep each game's hidden .session file (what resume needs) after the game is finished and both "
             "sides hold the result; by default it is deleted then.",
 }
@@ -661,6 +685,8 @@ OPT_PING = typer.Option(5.0, "--ping-interval", min=0.05, help=NET_HELP["ping"])
 OPT_FRAME = typer.Option(10.0, "--frame-timeout", min=0.1, help=NET_HELP["frame"])
 OPT_MOVE = typer.Option(None, "--move-time", min=0.1, help=NET_HELP["move"])
 OPT_KEEP = typer.Option(False, "--keep-session", metavar="", help=NET_HELP["keep"])
+OPT_NET_SHUFFLE = typer.Option("sra-p256-v1", "--shuffle", metavar="[sra-p256-v1|commit-reveal-v1]",
+                               help=NET_HELP["shuffle"])
 
 
 @app.command("host")
@@ -682,6 +708,7 @@ def host_cmd(
     frame_timeout: float = OPT_FRAME,
     move_time: Optional[float] = OPT_MOVE,
     keep_session: bool = OPT_KEEP,
+    shuffle: str = OPT_NET_SHUFFLE,
 ) -> None:
     """Wait for a peer to join, then play. Prints the address and port it listens on.
 
@@ -692,7 +719,7 @@ def host_cmd(
 
     config = _net_options(bot, ruleset, festum, festum_removal, manifest, replay_dir, handshake_timeout,
                           idle_timeout, ping_interval, frame_timeout, move_time, ctx, "host", games,
-                          keep_session=keep_session)
+                          keep_session=keep_session, shuffle=shuffle)
     assert config.resume_info is not None
     config.resume_info["address"] = bind
 
@@ -722,6 +749,7 @@ def join_cmd(
     frame_timeout: float = OPT_FRAME,
     move_time: Optional[float] = OPT_MOVE,
     keep_session: bool = OPT_KEEP,
+    shuffle: str = OPT_NET_SHUFFLE,
 ) -> None:
     """Connect to a host and play as many games as the host starts.
 
@@ -735,7 +763,7 @@ def join_cmd(
         raise fail(f"{address!r} is not HOST:PORT")
     config = _net_options(bot, ruleset, festum, festum_removal, manifest, replay_dir, handshake_timeout,
                           idle_timeout, ping_interval, frame_timeout, move_time, ctx, "join",
-                          keep_session=keep_session)
+                          keep_session=keep_session, shuffle=shuffle)
     assert config.resume_info is not None
     config.resume_info.update(address=host_part.strip("[]"), port=int(port_part))
     _run_peer(lambda: net_peer.join(host_part.strip("[]"), int(port_part), config), config, f" ({address})")
@@ -754,6 +782,9 @@ def tournament_cmd(
     out: Optional[Path] = typer.Option(None, "--out", help="Folder for tournament.json and standings.csv; "
                                        "results already there are replaced (default: tournament-SEED, or "
                                        "tournament-SEED-2, -3, ... if that holds an earlier run)."),
+    shuffle: Shuffle = typer.Option(Shuffle.COMMIT_REVEAL.value, "--shuffle", case_sensitive=False,
+                                    help=SHUFFLE_HELP + " A hidden deal plays each game through the whole protocol "
+                                    "(no replay is kept)."),
 ) -> None:
     """A round robin between bots in worker processes: wins, draws, losses, forfeits, Elo with 95% intervals.
 
@@ -782,9 +813,11 @@ def tournament_cmd(
                   console=Console(stderr=True), transient=True) as bar:
         task = bar.add_task("games", total=len(names) * (len(names) - 1) // 2 * games)
         results = run_tournament(names, games, seed, options, jobs,
-                                 on_progress=lambda done, total: bar.update(task, completed=done))
+                                 on_progress=lambda done, total: bar.update(task, completed=done),
+                                 shuffle=shuffle.value)
     table_rows = standings(names, results)
-    table = Table(title=f"round robin, {games} games per pair, seed {seed!r}", show_edge=False)
+    table = Table(title=f"round robin, {games} games per pair, seed {seed!r}, dealt by {shuffle.value}",
+                  show_edge=False)
     for col in ("bot", "games", "wins", "draws", "losses", "forfeits", "Elo", "95% interval"):
         table.add_column(col, justify="left" if col == "bot" else "right")
     for s in table_rows:
@@ -794,7 +827,7 @@ def tournament_cmd(
     folder = out if out is not None else fresh_folder(Path(f"tournament-{seed}"))
     replaced = out is not None and any((out / name).exists() for name in OUTPUT_FILES)
     try:
-        json_path, csv_path = save(folder, names, games, seed, options, results, table_rows)
+        json_path, csv_path = save(folder, names, games, seed, options, results, table_rows, shuffle.value)
     except OSError as e:
         raise fail(f"cannot write the results to {folder}: {e.strerror or e}", code=1) from None
     note = " (replacing the results of an earlier run)" if replaced else ""

@@ -7,6 +7,11 @@ arguments give the same games on every machine.
 A bot that fails (raises, answers an illegal action, or, for a ``cmd:`` bot,
 crashes, hangs past its time or breaks protocol/BOTS.md) loses that game by
 forfeit; the match goes on with the next game and fresh bots.
+
+With ``shuffle="sra-p256-v1"`` every game is dealt face down by the two seats'
+referees exactly as between two peers (:func:`play_face_down`); without a
+replay folder its nonces and deal secrets come from the game seed too, so the
+same arguments still give the same games.
 """
 
 from __future__ import annotations
@@ -14,12 +19,14 @@ from __future__ import annotations
 import hashlib
 import os
 import statistics
+import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Table
@@ -38,9 +45,13 @@ from .engine import (
     format_action,
     observe,
 )
+from .referee import HIDDEN_DEAL, SCHEMES
+from .wire import SHUFFLE_SCHEME
 
 PROGRESS_AFTER_SECONDS = 0.5  # a bar for anything longer than a moment, nothing for quick runs
 FORFEIT = "forfeit"  # the end of a game that a bot's failure decided: "forfeit: <why>"
+COMMIT_REVEAL = SHUFFLE_SCHEME
+SHUFFLES = SCHEMES  # what --shuffle accepts: commit-reveal-v1 (the default for local games), sra-p256-v1
 
 
 @dataclass(frozen=True)
@@ -52,6 +63,7 @@ class MatchConfig:
     ruleset: Ruleset = Ruleset.PORTAL2022
     festum: bool = False
     festum_removal: bool = False
+    shuffle: str = COMMIT_REVEAL
 
     def options(self) -> Options:
         return Options(self.ruleset, self.festum, self.festum_removal)
@@ -73,6 +85,46 @@ class GameRecord:
 
 def game_seed(match_seed: str, number: int) -> bytes:
     return hashlib.sha256(b"basilica-p2p/match/v1\x00" + match_seed.encode() + b"\x00" + number.to_bytes(8, "big")).digest()
+
+
+def _derived(seed: bytes, what: bytes) -> bytes:
+    return hashlib.sha256(b"basilica-p2p/match/deal/v1\x00" + seed + b"\x00" + what).digest()
+
+
+# The two seats of a face-down game played without a replay folder: the keys only sign
+# messages nobody keeps, so fixed ones do (and keep the games the same from run to run).
+LOCAL_SEATS = (
+    Identity("player 1", Ed25519PrivateKey.from_private_bytes(_derived(b"", b"seat 1"))),
+    Identity("player 2", Ed25519PrivateKey.from_private_bytes(_derived(b"", b"seat 2"))),
+)
+
+
+def play_face_down(manifest: Manifest, options: Options, seed: bytes, bots: tuple[Bot, Bot],
+                   on_action: Callable[[Game, int, int, str, list[Event]], None] | None = None) -> Game:
+    """:func:`play_game` with the stack dealt face down by ``sra-p256-v1``.
+
+    The hidden deal exists only as the protocol between two referees, so the
+    game is played through :func:`~basilica_p2p.replay.local.play_recorded`
+    into a temporary file that is deleted afterwards.  Its game id, nonces,
+    deal secrets and Jester salts are derived from ``seed``: the same seed
+    gives the same game.  A bot's failure raises :class:`BotFailed` with its
+    ``game`` set, as play_game does.
+    """
+    from .replay.local import play_recorded
+
+    salts = (_derived(seed, b"salt %d" % n) for n in range(1_000_000))
+    checked = (_Checked(bots[0]), _Checked(bots[1]))
+    with tempfile.TemporaryDirectory(prefix="basilica-deal-") as tmp:
+        path = Path(tmp) / "game.replay"
+        try:
+            return play_recorded(path, manifest, options, LOCAL_SEATS, checked,  # type: ignore[arg-type]
+                                 nonces=(_derived(seed, b"nonce 1"), _derived(seed, b"nonce 2")),
+                                 game_id=_derived(seed, b"game"), salts=lambda: next(salts), on_action=on_action,
+                                 shuffle=HIDDEN_DEAL,
+                                 deal_secrets=(_derived(seed, b"secret 1"), _derived(seed, b"secret 2")))
+        except BotFailed as e:
+            e.game = resign_in_replay(path, manifest, LOCAL_SEATS, e)
+            raise
 
 
 def play_game(
@@ -182,6 +234,7 @@ class MatchSummary:
             "ruleset": self.config.ruleset.value,
             "festum": self.config.festum,
             "festum_removal": self.config.festum_removal,
+            "shuffle": self.config.shuffle,
             "manifest": self.manifest_hash,
             "wins": [self.wins(1), self.wins(2)],
             "draws": self.draws,
@@ -212,7 +265,8 @@ class MatchSummary:
         stop = " (interrupted)" if self.interrupted else ""
         # With replays the seeds come from a real commit-reveal, not from --seed.
         seed = "seeds by commit-reveal" if self.replays else f"seed {c.seed!r}"
-        console.print(f"{n} game{'s' if n != 1 else ''} of {c.ruleset.value}{extras}, {seed}{box}{stop}")
+        console.print(f"{n} game{'s' if n != 1 else ''} of {c.ruleset.value}{extras}, {seed}, dealt by {c.shuffle}"
+                      f"{box}{stop}")
         if n == 0:
             return
         table = Table(show_edge=False)
@@ -257,6 +311,7 @@ def run_match(
     With ``replay_dir``, every game runs the full protocol between the two
     local ``identities`` and writes a verifiable replay; its seed then comes
     from a real commit-reveal, so such games differ from run to run.
+    ``config.shuffle`` names the scheme that deals every game (see :func:`play_face_down`).
     Ctrl-C stops after the games already finished, which are kept and summarised.
     """
     options = config.options()
@@ -288,15 +343,16 @@ def run_match(
                     path = replay_dir / f"match-{i + 1:04d}-{os.urandom(4).hex()}.replay"
                     try:
                         g = play_recorded(path, manifest, options, identities, (_Checked(bots[0]), _Checked(bots[1])),
-                                          on_action=show if log else None)
+                                          on_action=show if log else None, shuffle=config.shuffle)
                     except BotFailed as e:
                         failure = e
                         g = resign_in_replay(path, manifest, identities, e)
                     summary.replays.append(str(path))
-                    seed = g.seed
+                    seed = g.seed or seed  # a hidden deal has no seed: its bots' seeds come from ours
                 else:
+                    play = play_game if config.shuffle == COMMIT_REVEAL else play_face_down
                     try:
-                        g = play_game(manifest, options, seed, bots, show if log else None)
+                        g = play(manifest, options, seed, bots, show if log else None)
                     except BotFailed as e:
                         failure = e
                         g = e.game

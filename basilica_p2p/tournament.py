@@ -9,6 +9,9 @@ win to each side), with 95% Wilson score intervals (see elo_intervals).
 A bot that fails in a game (raises, answers an illegal action, or, for a
 ``cmd:`` bot, crashes, hangs past its time or breaks protocol/BOTS.md) loses
 that game by forfeit; the result's ``end`` says why, and the tournament goes on.
+
+With ``shuffle="sra-p256-v1"`` every game is dealt face down through the whole
+protocol (:func:`basilica_p2p.match.play_face_down`), still from its seed alone.
 """
 
 from __future__ import annotations
@@ -28,7 +31,7 @@ from typing import Any
 
 from .bots import BotFailed, bot_rng_seed, make_bot
 from .engine import Game, Options, default_manifest
-from .match import FORFEIT, finish_bots, game_seed, outcome, play_game
+from .match import COMMIT_REVEAL, FORFEIT, finish_bots, game_seed, outcome, play_face_down, play_game
 from .safefile import write_atomically
 
 ELO_SCALE = 400.0
@@ -42,6 +45,7 @@ class Pairing:
     seed_text: str
     number: int
     options: Options
+    shuffle: str = COMMIT_REVEAL
 
 
 @dataclass(frozen=True)
@@ -54,13 +58,13 @@ class Result:
     end: str  # last-scoring, stack, or "forfeit: <why>" when a bot failed
 
 
-def schedule(bots: list[str], games: int, seed: str, options: Options) -> list[Pairing]:
+def schedule(bots: list[str], games: int, seed: str, options: Options, shuffle: str = COMMIT_REVEAL) -> list[Pairing]:
     """Every pair plays ``games`` games; the first bot of a pair is player 1 in even games."""
     out = []
     for a, b in combinations(bots, 2):
         for k in range(games):
             p1, p2 = (a, b) if k % 2 == 0 else (b, a)
-            out.append(Pairing(p1, p2, f"{seed}/{a}/{b}", k, options))
+            out.append(Pairing(p1, p2, f"{seed}/{a}/{b}", k, options, shuffle))
     return out
 
 
@@ -73,7 +77,8 @@ def play_pairing(p: Pairing) -> Result:
     failure: BotFailed | None = None
     try:
         try:
-            g = play_game(manifest, p.options, seed, bots)
+            play = play_game if p.shuffle == COMMIT_REVEAL else play_face_down
+            g = play(manifest, p.options, seed, bots)
         except BotFailed as e:
             failure = e
             g = e.game
@@ -173,8 +178,9 @@ def run_tournament(
     bots: list[str], games: int, seed: str, options: Options, jobs: int,
     on_progress: Callable[[int, int], None] = lambda done, total: None,
     on_forfeit: Callable[[Result], None] | None = report_forfeit,
+    shuffle: str = COMMIT_REVEAL,
 ) -> list[Result]:
-    plan = schedule(bots, games, seed, options)
+    plan = schedule(bots, games, seed, options, shuffle)
     results: list[Result] = []
 
     def done(r: Result) -> None:
@@ -198,11 +204,11 @@ def run_tournament(
 
 
 def save(out: Path, bots: list[str], games: int, seed: str, options: Options, results: list[Result],
-         table: list[Standing]) -> tuple[Path, Path]:
+         table: list[Standing], shuffle: str = COMMIT_REVEAL) -> tuple[Path, Path]:
     out.mkdir(parents=True, exist_ok=True)
     data: dict[str, Any] = {
         "bots": bots, "games_per_pair": games, "seed": seed, "ruleset": options.ruleset.value,
-        "festum": options.festum, "standings": [asdict(s) for s in table],
+        "festum": options.festum, "shuffle": shuffle, "standings": [asdict(s) for s in table],
         "forfeits": sum(1 for r in results if r.end.startswith(FORFEIT)),
         "games": [asdict(r) for r in results],
     }

@@ -25,7 +25,8 @@ from typing import Any
 
 from .. import safefile
 from ..describe import describe_action, describe_shuffle
-from ..engine import Game, Manifest, Ruleset, format_cell, observe, parse_action
+from ..engine import (Action, Event, FaceClass, Game, Level, Manifest, NeedReveal, Position, Ruleset, TileSpec, format_cell,
+                      observe, parse_action)
 from ..engine.components import COLOR_LETTER, COLOR_NAME, RANK_LETTER, RANK_NAME, color_count, format_colors
 from ..engine.game import describe_pending
 from ..engine.observation import Observation, OrderFace, VaultFace
@@ -155,6 +156,26 @@ def _tapped(g: Game, boards: list[Game]) -> Game:
     return g
 
 
+def _apply(g: Game, action: Action, facts: dict[Position, FaceClass | TileSpec], boards: list[Game]) -> list[Event]:
+    """``g.apply(action)``; a hidden deal's game is given what the action turns over, as the
+    players' reveals opened it, at exactly the level asked, so the state hash stays theirs."""
+    shown = g.manifest.order_faces_show_crown
+    while True:
+        boards.clear()  # a try that waits for reveals runs its scorings again on the next try
+        try:
+            return g.apply(action)
+        except NeedReveal as e:
+            for r in e.reveals:
+                known = facts.get(r.position)
+                if known is None:  # pragma: no cover - walk saw every reveal the referee made
+                    raise ViewerError(f"the replay never opens {r.position}") from None
+                if r.level is Level.TILE:
+                    assert isinstance(known, TileSpec)
+                    g.reveal(r.position, known.id)
+                else:
+                    g.reveal(r.position, known.face_class(shown) if isinstance(known, TileSpec) else known)
+
+
 def _names_from_hellos(records: list[bytes], header_names: tuple[str, str]) -> tuple[str, str]:
     names = list(header_names)
     for raw in records[:2]:
@@ -211,8 +232,7 @@ def build_viewer_data(path: Path, manifests: dict[str, Manifest] | None = None) 
         before = g.clone()
         action = parse_action(m.action)
         kind = before.pending.kind
-        boards.clear()
-        events = g.apply(action)
+        events = _apply(g, action, w.facts, boards)
         if g.state_hash() != m.state_hash:  # pragma: no cover - the referee checked every hash
             raise ViewerError(f"move {m.ply + 1} ({m.action}) does not replay to the acknowledged state")
         scoring = []

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..engine import Event, Game, Manifest, format_action
+from ..engine import Event, FaceClass, Game, Manifest, Position, TileSpec, format_action
 from ..wire import ProtocolError, open_envelope
 from .file import ReplayError, ReplayFile, read_replay
 from .verify import referee_for
@@ -30,6 +30,9 @@ class Walk:
     start: Game | None
     error: str  # the first failing record, if verification stopped early
     outcome: Any
+    # What a hidden deal opened of each position (empty for a seeded game), so that a
+    # viewer can replay the moves from ``start`` with the very reveals the players made.
+    facts: dict[Position, FaceClass | TileSpec] = field(default_factory=dict)
 
 
 def walk(path: Path, manifests: dict[str, Manifest]) -> Walk:
@@ -39,6 +42,7 @@ def walk(path: Path, manifests: dict[str, Manifest]) -> Walk:
     moves: list[Move] = []
     start: Game | None = None
     error = ""
+    facts: dict[Position, FaceClass | TileSpec] = {}
     for i, raw in enumerate(replay.records, start=1):
         g = ref.game
         before = len(g.history) if g else 0
@@ -53,13 +57,17 @@ def walk(path: Path, manifests: dict[str, Manifest]) -> Walk:
         g = ref.game
         if g is None:
             continue
-        if start is None:
+        if g.setup.hidden:
+            # Positions are never reused (a reshuffle deals new ones), so the union is exact;
+            # it is taken after every record because a reshuffle forgets the old positions.
+            facts.update(g.specs)
+        if start is None and not g.needed_reveals():  # a hidden deal starts once its market is open
             start = g.clone()
         if len(g.history) > before:
             assert mover is not None
             moves.append(Move(before, turn, mover, format_action(g.history[-1]), g.state_hash(),
                               tuple(g.events[events_before:]), g.clone()))
-    return Walk(replay, moves, start, error, ref.outcome)
+    return Walk(replay, moves, start, error, ref.outcome, facts)
 
 
 def export_json(w: Walk) -> dict[str, Any]:
