@@ -77,8 +77,18 @@ class Table:
                 except DealError as e:
                     raise ProtocolError(f"{where}: player {sender + 1}'s deal of deck {deck_id!r}: {e}") from None
         else:
+            # A side rebuilt from its replay (basilica resume) did not make this step in this
+            # process: it remakes it now from its secret (deterministic) and checks it is the one
+            # recorded.  Nothing changes unless every deck's step matches.
+            made: list[str] = []
             for deck_id, value in zip(self.dealing, values):
-                if self.machines[deck_id].messages[-1].to_value() != value:
+                machine = self.machines[deck_id]
+                if machine.step == self.step:
+                    machine.make()
+                    made.append(deck_id)
+                if machine.messages[-1].to_value() != value:
+                    for d in made:  # undo the remade steps: the state stays as it was
+                        self.machines[d]._messages.pop()
                     raise ProtocolError(f"{where}: our own deal step is not the one we made")
         self.step += 1
         return self.step == 3

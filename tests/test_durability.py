@@ -47,9 +47,12 @@ from basilica_p2p.replay.file import read_replay
 from basilica_p2p.replay.verify import verify_file
 from basilica_p2p.wire import open_envelope
 
+from basilica_p2p.referee import HIDDEN_DEAL
+
 from net_harness import ALICE, BOB, settings
 
 CHOSEN = {"hello", "commit", "reveal", "action", "jcommit", "jreveal", "result", "forfeit"}
+DEALT = {"deal", "shares", "secret"}  # chosen too: a game dealt by sra-p256-v1 adds them
 S = settings("portal2022")
 _U32 = struct.Struct(">I")
 JESTER_TRIES = 12
@@ -166,7 +169,7 @@ def check_durable_before_sent(journal: Journal, side: int, replay: Path) -> Coun
             assert not synced_before, f"{what} waited for a sync before it was sent; it must not (docs/network.md)"
             assert any(i > at and size >= ends[raw] for i, size in syncs), f"{what} was never made durable"
         else:
-            assert env.type in CHOSEN, what
+            assert env.type in CHOSEN | DEALT, what
             assert synced_before, f"{what} was sent before any sync of the replay reached it"
         checked[env.type] += 1
     assert syncs and max(size for _, size in syncs) >= st.st_size, \
@@ -265,6 +268,23 @@ async def test_every_chosen_record_is_synced_before_it_is_sent_and_no_ack_waits(
         await play_and_check(f"jesters-{seed}", (JesterBot(seed), JesterBot(100 + seed)))
     # Every kind of message was checked at least once, or the test would prove less than it says.
     assert set(checked) == CHOSEN | {"ack"}, f"not every kind of message came up: {checked}"
+
+
+@pytest.mark.trio
+async def test_a_hidden_deal_sends_its_deal_steps_shares_and_secrets_only_once_durable(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    journal: Journal = []
+    with monkeypatch.context() as m:
+        seeded_randomness(m, "hidden")
+        journal_syncs(m, journal)
+        reports = await play_pair(journal, tmp_path, (RandomBot(1), RandomBot(2)), settings(shuffle=HIDDEN_DEAL))
+    checked: Counter[str] = Counter()
+    for seat, report in enumerate(reports):
+        v = verify_file(report.replay)
+        assert v.ok and v.line().endswith("deal audited"), v.line()
+        checked.update(check_durable_before_sent(journal, seat, report.replay))
+    assert DEALT | {"action", "ack", "result"} <= set(checked), checked
 
 
 # --- files that hold secrets ------------------------------------------------------------------------------

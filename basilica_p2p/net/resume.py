@@ -115,7 +115,8 @@ async def resume(
         game = side.ref.game
         if side.ref.finished:
             pass
-        elif game is not None and game.over:
+        elif game is not None and game.over and side.ref.waiting_for()[0] != "secret":
+            # (A hidden deal's missing secret is an absence like any other: claimed below.)
             raise PeerGone(f"{peer_name} did not come back; the game ended on the board but its signed result "
                            "is missing, so the replay stays incomplete")
         else:

@@ -23,12 +23,11 @@ from .. import __version__, safefile
 from ..bots.external import NETWORK_SHARE, BotFailed, bot_label, checked_choose
 from ..engine import Action, Game, Manifest, Observation, Options, format_action, observe
 from ..identity import Identity, fingerprint
-from ..referee import GENESIS, GameSpec, Outcome, Referee
+from ..referee import GENESIS, HIDDEN_DEAL, GameSpec, Outcome, Referee
 from ..replay.file import Header, ReplayWriter
 from ..wire import (
     Envelope,
     ProtocolError,
-    SHUFFLE_SCHEME,
     commitment,
     jester_commitment,
     new_nonce,
@@ -68,6 +67,9 @@ class Timeouts:
 class Settings:
     options: Options
     manifest: Manifest
+    # Between strangers the stack must stay face down: the hidden deal is the network default,
+    # and commit-reveal-v1 is played only when both sides ask for it (a hello field).
+    shuffle: str = HIDDEN_DEAL
 
 
 class SessionError(Exception):
@@ -132,6 +134,7 @@ class _Side:
     info: dict[str, Any] = field(default_factory=dict)
     prefetch: _Prefetch | None = None  # our next decision, being chosen while the peer acknowledges
     resent: int = 0  # after a resume: how many messages the peer is sending back from its file
+    deal_secret: bytes = b""  # sra-p256-v1: our deal secret (every deal step and share follows from it)
 
     @trio.lowlevel.enable_ki_protection  # never half-written by Ctrl-C (atomic anyway: a rename)
     def save(self) -> None:
@@ -139,7 +142,8 @@ class _Side:
         if self.sidecar is None:
             return
         data = dict(self.info, format="basilica-session/1", nonce=self.nonce.hex() or None,
-                    jester=[self.jester[0], self.jester[1].hex()] if self.jester else None)
+                    jester=[self.jester[0], self.jester[1].hex()] if self.jester else None,
+                    deal_secret=self.deal_secret.hex() or None)
         write_private_json(self.sidecar, data)
 
 
@@ -191,7 +195,7 @@ def hello_body(me: Identity, settings: Settings) -> dict[str, Any]:
     return {
         "protocol": PROTOCOL_VERSION, "software": f"basilica-p2p {__version__}", "ruleset": o.ruleset.value,
         "festum": o.festum, "removal": o.festum_removal, "manifest": bytes.fromhex(settings.manifest.hash),
-        "name": me.name, "shuffle": SHUFFLE_SCHEME,
+        "name": me.name, "shuffle": settings.shuffle,
     }
 
 
@@ -508,12 +512,17 @@ async def _handshake(
         await _claim_game_id(conn, ledger, me, game)
         second = seal(me.key, game, 1, first.hash, "hello", mine)
     names = (first.body["name"], second.body["name"])
-    spec = GameSpec(game, (first.sender, second.sender), names, settings.options, settings.manifest)
-    ref = Referee(spec)
+    spec = GameSpec(game, (first.sender, second.sender), names, settings.options, settings.manifest,
+                    settings.shuffle)
+    # Drawn now and written to the session file below, before the replay holds anything: every
+    # deal step and share of ours is a function of it, so a resume must find the same one.
+    secret = os.urandom(32) if settings.shuffle == HIDDEN_DEAL else b""
+    ref = Referee(spec, seat, secret) if secret else Referee(spec)
     ref.feed(first)
     ref.feed(second)
     header = Header(settings.options.ruleset.value, settings.options.festum, settings.options.festum_removal,
-                    bytes.fromhex(settings.manifest.hash), game, ((first.sender, names[0]), (second.sender, names[1])))
+                    bytes.fromhex(settings.manifest.hash), game, ((first.sender, names[0]), (second.sender, names[1])),
+                    shuffle=settings.shuffle)
     path = replay_dir / f"{game.hex()[:16]}-{'p1' if seat == 0 else 'p2'}.replay"
     if path.exists():
         await conn.tell_error("that game id is already taken")
@@ -523,7 +532,7 @@ async def _handshake(
     except OSError as e:
         await conn.tell_error("the other side cannot record the game")
         raise SessionError(f"cannot create {path}: {e.strerror}") from None
-    side = _Side(ref, writer)
+    side = _Side(ref, writer, deal_secret=secret)
     if resume_info is not None:
         # Written before anything is recorded in the replay: a replay never exists without
         # the file that says how to resume it (a kill in between left one unresumable).
@@ -565,7 +574,7 @@ async def _play(
     ref = side.ref
     if conn.timeouts.move is not None and callable(getattr(agent, "limit_time", None)):
         agent.limit_time(NETWORK_SHARE * conn.timeouts.move)  # a cmd: bot answers before a --move-time claim
-    while not ref.finished:
+    while not ref.complete:
         step, who = ref.waiting_for()
         turn = ref.game.turn if ref.game is not None else 0
         plies = len(ref.game.history) if ref.game is not None else 0
@@ -602,7 +611,9 @@ async def _play(
             except PeerTimeout as e:
                 late = deadline is not None and trio.current_time() >= deadline
                 game = ref.game
-                if late and not (game is not None and game.over):
+                # A hidden deal's secrets come after the board's decision but before the
+                # results (PROTOCOL.md §5b): one withheld is an absence like any other.
+                if late and (step == "secret" or not (game is not None and game.over)):
                     what = "decision" if thinking else step
                     await _record_forfeit(conn, me, side, 1 - seat, f"no {what} within {limit:g} s")
                     return
@@ -627,6 +638,11 @@ def _start_prefetch(conn: Connection, agent: Agent, side: _Side, seat: int) -> N
     if conn.nursery is None or g is None or g.over or g.to_move != seat or getattr(agent, "blocking", False):
         return  # a person at a prompt is asked when the time comes, not ahead of it
     if g.secret_jester_round() or (side.prefetch is not None and side.prefetch.ply == len(g.history)):
+        return
+    if side.ref.table is not None:
+        # A hidden deal: after our action a shares round may come before the acknowledgement
+        # (the action waits for its reveals), and cards may open after it, so the position
+        # we would choose from is not yet the one we will decide in.  No prefetch there.
         return
     # Chosen right away, before we wait for the acknowledgement: the peer checks,
     # records and acknowledges in its own process meanwhile, and its answer waits
@@ -776,6 +792,14 @@ async def _make(
     elif step == "result":
         assert g is not None
         body = {"scores": list(g.scores), "state": bytes.fromhex(g.state_hash()), "end": g.end_reason}
+    elif step == "deal":
+        assert ref.table is not None
+        body = ref.table.make_deal()
+    elif step == "shares":
+        assert ref.table is not None
+        body = ref.table.make_shares()
+    elif step == "secret":
+        body = {"secret": side.deal_secret}
     elif step == "forfeit":
         # The peer's reveal did not match its commitment: a recorded forfeit, never a re-roll.
         body = {"loser": 2 - seat, "reason": "the reveal did not match the commitment"}
@@ -858,15 +882,43 @@ async def resume_exchange(conn: Connection, side: _Side, log: Callable[[str], No
 
 
 def side_from_replay(path: Path, manifests: dict[str, Manifest], me: Identity) -> tuple[_Side, int]:
-    """Rebuild a side from its replay (a torn tail is cut off first) and its sidecar."""
+    """Rebuild a side from its replay (a torn tail is cut off first) and its sidecar.
+
+    For a hidden deal the referee is a live side's, with our deal secret from the
+    sidecar: fed the replay, it remakes our own deal steps and checks they are the
+    recorded ones, and can make the next ones exactly as before the break.
+    """
     import json
 
     from ..replay.file import ReplayError
-    from ..replay.verify import referee_for
+    from ..replay.verify import spec_from_replay
 
     writer, replay = ReplayWriter.open_append(path)
+    sidecar = sidecar_path(path)
     try:
-        ref = referee_for(replay, manifests)
+        data = json.loads(sidecar.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        data = {}
+    if not isinstance(data, dict):
+        data = {}
+    try:
+        spec = spec_from_replay(replay, manifests)
+        seat = spec.player_of(me.public)
+        if seat is None:
+            writer.close()
+            raise Refused(f"{path} is not a game of this identity ({me.name})")
+        secret = b""
+        if spec.shuffle == HIDDEN_DEAL:
+            try:
+                secret = bytes.fromhex(data["deal_secret"])
+            except (KeyError, TypeError, ValueError):
+                secret = b""
+            if len(secret) != 32:
+                secret = b""
+        try:
+            ref = Referee(spec, seat, secret) if secret else Referee(spec)
+        except ProtocolError as e:
+            raise ReplayError(0, replay.offsets[0], str(e)) from None
         for i, raw in enumerate(replay.records, start=1):
             try:
                 ref.feed(open_envelope(raw))
@@ -875,21 +927,16 @@ def side_from_replay(path: Path, manifests: dict[str, Manifest], me: Identity) -
     except ReplayError:
         writer.close()
         raise
-    seat = ref.spec.player_of(me.public)
-    if seat is None:
+    if spec.shuffle == HIDDEN_DEAL and not secret and not ref.complete:
         writer.close()
-        raise Refused(f"{path} is not a game of this identity ({me.name})")
-    side = _Side(ref, writer, list(replay.records))
-    side.sidecar = sidecar_path(path)
-    try:
-        data = json.loads(side.sidecar.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        data = {}
-    if isinstance(data, dict):
-        side.info = {k: v for k, v in data.items() if k not in ("format", "nonce", "jester")}
-        if isinstance(data.get("nonce"), str):
-            side.nonce = bytes.fromhex(data["nonce"])
-        j = data.get("jester")
-        if isinstance(j, list) and len(j) == 2:
-            side.jester = (j[0], bytes.fromhex(j[1]))
+        raise Refused(f"{sidecar} holds no deal secret for this game dealt by {HIDDEN_DEAL}: without it "
+                      "our next deal step, share or secret cannot be made, so the game cannot go on")
+    side = _Side(ref, writer, list(replay.records), deal_secret=secret)
+    side.sidecar = sidecar
+    side.info = {k: v for k, v in data.items() if k not in ("format", "nonce", "jester", "deal_secret")}
+    if isinstance(data.get("nonce"), str):
+        side.nonce = bytes.fromhex(data["nonce"])
+    j = data.get("jester")
+    if isinstance(j, list) and len(j) == 2:
+        side.jester = (j[0], bytes.fromhex(j[1]))
     return side, seat
