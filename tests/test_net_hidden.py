@@ -18,6 +18,7 @@ import stat
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 import trio
@@ -30,7 +31,7 @@ from basilica_p2p.referee import HIDDEN_DEAL
 from basilica_p2p.replay.verify import verify_file
 from basilica_p2p.wire import SHUFFLE_SCHEME, open_envelope
 
-from net_harness import ALICE, BOB, FAST, Fault, host_and_join, run_against, settings
+from net_harness import ALICE, BOB, FAST, Fault, Run, ScriptedPeer, host_and_join, run_against, settings
 
 HIDDEN = settings(shuffle=HIDDEN_DEAL)
 
@@ -98,7 +99,7 @@ async def test_a_shuffle_mismatch_is_refused_in_one_line_on_both_sides(tmp_path:
 
 @pytest.mark.trio
 async def test_a_false_share_is_refused_as_misbehaviour_naming_it(tmp_path: Path) -> None:
-    async def script(p) -> None:  # type: ignore[no-untyped-def]
+    async def script(p: ScriptedPeer) -> None:
         await p.hello()
         step = await p.play(stop=lambda peer, step: step == "shares")
         assert step == "shares"
@@ -118,23 +119,29 @@ async def test_a_false_share_is_refused_as_misbehaviour_naming_it(tmp_path: Path
     assert not verify_file(run.replay).ok  # a valid prefix: the game is not over
 
 
-@pytest.mark.trio
-async def test_withheld_shares_are_claimed_as_a_forfeit_at_the_handshake_deadline(
-    tmp_path: Path, autojump_clock: trio.testing.MockClock, monkeypatch: pytest.MonkeyPatch
-) -> None:
+async def withholding(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, stop: Any) -> Run:
+    """The honest side (player 1) against a peer that plays honestly until ``stop``, then
+    keeps the connection alive (pings) but sends nothing more (under a MockClock)."""
     from net_harness import inline_threads
 
     inline_threads(monkeypatch)
 
-    async def script(p) -> None:  # type: ignore[no-untyped-def]
+    async def script(p: ScriptedPeer) -> None:
         await p.hello()
-        # Honest until the first round where our shares are due after theirs, then silent.
-        await p.play(stop=lambda peer, step: step == "shares" and peer.ref.table.given)
+        assert await p.play(stop=stop) is not None
         p.mark("withheld")
         await p.linger(200.0, ping_every=1.0, envelopes_ok=True)
 
     t = Timeouts(handshake=20.0, ping_interval=5.0, idle=30.0, frame=10.0)
-    run = await run_against(script, tmp_path, honest_settings=HIDDEN, honest_seat=0, timeouts=t, limit=400.0)
+    return await run_against(script, tmp_path, honest_settings=HIDDEN, honest_seat=0, timeouts=t, limit=400.0)
+
+
+@pytest.mark.trio
+async def test_withheld_shares_are_claimed_as_a_forfeit_at_the_handshake_deadline(
+    tmp_path: Path, autojump_clock: trio.testing.MockClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Honest until the first round where the peer's shares are due after ours, then silent.
+    run = await withholding(tmp_path, monkeypatch, lambda peer, step: step == "shares" and peer.ref.table.given)
     assert run.error is None, repr(run.error)
     assert run.report is not None
     o = run.report.outcome
@@ -338,3 +345,47 @@ def test_an_unknown_scheme_is_refused_before_anything_starts(tmp_path: Path) -> 
     _, err = proc.communicate(timeout=60)
     assert proc.returncode != 0 and "Traceback" not in err
     assert "--shuffle 'deck-of-cards': choose sra-p256-v1 or commit-reveal-v1" in err, err
+
+
+@pytest.mark.trio
+async def test_a_withheld_secret_is_an_absence_claimed_and_the_deal_is_not_audited(
+    tmp_path: Path, autojump_clock: trio.testing.MockClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    run = await withholding(tmp_path, monkeypatch, lambda peer, step: step == "secret")
+    assert run.error is None and run.report is not None, repr(run.error)
+    o = run.report.outcome
+    # The board had decided, but the results come after the audit: refusing it keeps no win.
+    assert o.end == "forfeit" and o.winner == 0 and "no secret within 20 s" in o.reason, o
+    assert 20.0 <= run.ended - run.peer.marks["withheld"] <= 20.1
+    v = verify_file(run.replay)
+    assert v.ok and "deal not audited" in v.line(), v.line()
+
+
+@pytest.mark.trio
+async def test_resume_needs_the_deal_secret_of_the_session_file(tmp_path: Path) -> None:
+    import replay_builders as rb
+    from basilica_p2p.net.session import side_from_replay, sidecar_path
+    from basilica_p2p.replay.file import ReplayError
+    from basilica_p2p.replay.verify import known_manifests
+
+    h = config(ALICE, HIDDEN, tmp_path / "h", resume="host")
+    h.keep_session = True
+    pair = await host_and_join(h, config(BOB, HIDDEN, tmp_path / "j", seed=3))
+    (report,) = reports(pair.host)
+    side = sidecar_path(report.replay)
+    data = json.loads(side.read_text(encoding="utf-8"))
+    replay, envs = rb.load(report.replay)
+    rb.write(report.replay, replay.header_bytes, [e.raw for e in envs[:10]])  # cut inside the setup round
+
+    rebuilt, seat = side_from_replay(report.replay, known_manifests(), ALICE)
+    rebuilt.writer.close()
+    assert seat == 0 and rebuilt.ref.waiting_for()[0] == "shares" and rebuilt.deal_secret.hex() == data["deal_secret"]
+
+    # Another secret does not give the deal steps we signed: refused, naming the record.
+    side.write_text(json.dumps(dict(data, deal_secret=bytes(32).hex())), encoding="utf-8")
+    with pytest.raises(ReplayError, match="record 7 .*our own deal step is not the one we made"):
+        side_from_replay(report.replay, known_manifests(), ALICE)
+    # No secret at all: nothing of ours could be made again.
+    side.write_text(json.dumps({k: v for k, v in data.items() if k != "deal_secret"}), encoding="utf-8")
+    with pytest.raises(Refused, match="holds no deal secret"):
+        side_from_replay(report.replay, known_manifests(), ALICE)
