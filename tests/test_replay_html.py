@@ -299,6 +299,13 @@ def test_names_with_markup_stay_text(odd_pages: dict[str, Path]) -> None:
 # --- in headless Chromium ---------------------------------------------------------------------------
 
 
+# What the page says of each scheme (the samples hold games dealt both ways).
+STACK_TEXT = {
+    "commit-reveal-v1": "; stack shuffled by commit-reveal-v1 (unbiased, but either side could compute the stack)",
+    "sra-p256-v1": "; stack dealt face down by sra-p256-v1 (the stack hidden from both sides)",
+}
+
+
 @pytest.mark.parametrize("sample", SAMPLES, ids=lambda p: p.stem)
 def test_every_step_of_every_sample_is_drawn_as_the_engine_says(browser: Any, pages: dict[str, Path],
                                                                  sample: Path) -> None:
@@ -317,8 +324,7 @@ def test_every_step_of_every_sample_is_drawn_as_the_engine_says(browser: Any, pa
         assert got.pop("overflow") is False, f"{sample.name}, step {k}: the page is wider than the window"
         assert got == drawn_from_engine(g), f"{sample.name}, step {k}"
     assert browser.find_element("id", "next").get_attribute("disabled") is not None
-    assert browser.find_element("id", "meta").text.endswith("; stack shuffled by commit-reveal-v1 (unbiased, "
-                                                           "but either side could compute the stack)")
+    assert browser.find_element("id", "meta").text.endswith(STACK_TEXT[read_replay(sample).header.shuffle])
     verdict = verify_file(sample, rb.manifests())
     assert verdict.outcome is not None
     assert [browser.find_element("id", f"score-{p}").text for p in (1, 2)] == [str(s) for s in verdict.outcome.scores]

@@ -2,8 +2,9 @@
 
     python -m basilica_p2p.replay.samples replays/
 
-Each sample is searched for over fixed game ids, nonces and bot seeds, so
-running this again writes the same files byte for byte.
+Each sample is searched for over fixed game ids, nonces, bot seeds and, for
+the games dealt face down by sra-p256-v1, fixed deal secrets, so running
+this again writes the same files byte for byte.
 """
 
 from __future__ import annotations
@@ -19,7 +20,8 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from ..bots import GreedyBot, RandomBot
 from ..engine import END_STACK, Game, Manifest, Options, default_manifest
 from ..identity import Identity
-from ..wire import open_envelope
+from ..referee import HIDDEN_DEAL
+from ..wire import SHUFFLE_SCHEME, open_envelope
 from .file import read_replay
 from .local import play_recorded
 
@@ -45,6 +47,7 @@ class Sample:
     bots: str  # "greedy-random", "greedy-greedy" or "random-random"
     wanted: Callable[[Game, Path], bool]
     description: str
+    shuffle: str = SHUFFLE_SCHEME
 
 
 SAMPLES = (
@@ -60,6 +63,13 @@ SAMPLES = (
     Sample("secret-jesters-random-vs-random.replay", Options("portal2022"), "random-random",
            lambda g, p: _has_secret_jester_round(p), "both players own Jesters at a scoring: colours by "
            "commit-reveal (D24)"),
+    Sample("hidden-reshuffle-greedy-vs-greedy.replay", Options("portal2022"), "greedy-greedy",
+           lambda g, p: g.reshuffles > 0, "dealt face down (sra-p256-v1), the discard pile reshuffled into a new "
+           "hidden deal (D11), deal audited", HIDDEN_DEAL),
+    Sample("hidden-festum-removal-greedy-vs-random.replay", Options("portal2022", True, True), "greedy-random",
+           lambda g, p: any(v in g.altars for v in g.vaults) and g.end_reason != END_STACK,
+           "dealt face down (sra-p256-v1), portal2022 + festum with 6 tiles removed unseen, altars played, "
+           "deal audited", HIDDEN_DEAL),
 )
 
 
@@ -74,9 +84,11 @@ def write_sample(sample: Sample, out: Path, manifest: Manifest, attempts: int = 
         salts = iter(_h(tag, b"salt", b"%d" % n) for n in range(10_000))
         tmp = path.with_suffix(".tmp")
         tmp.unlink(missing_ok=True)
+        hidden = sample.shuffle == HIDDEN_DEAL
         g = play_recorded(tmp, manifest, sample.options, PLAYERS, bots,  # type: ignore[arg-type]
                           nonces=(_h(tag, b"n1"), _h(tag, b"n2")), game_id=_h(tag, b"game"),
-                          salts=lambda: next(salts))
+                          salts=lambda: next(salts), shuffle=sample.shuffle,
+                          deal_secrets=(_h(tag, b"secret1"), _h(tag, b"secret2")) if hidden else None)
         if sample.wanted(g, tmp):
             tmp.replace(path)
             return path, i
