@@ -151,10 +151,12 @@ def test_wilson_lower_bound() -> None:
 
 
 def test_bench_prints_figures() -> None:
-    proc = subprocess.run([sys.executable, "-m", "basilica_p2p.bench", "--games", "3", "--states", "50"],
-                          capture_output=True, text=True, timeout=120)
+    proc = subprocess.run([sys.executable, "-m", "basilica_p2p.bench", "--games", "3", "--states", "50",
+                           "--replays", "4", "--net-games", "3"], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
-    for needle in ("games/s", "legal_actions()", "apply()", "clone()", "machine:"):
+    for needle in ("games/s", "legal_actions()", "apply()", "clone()", "machine:",
+                   "verify, dealt face down (sra-p256-v1)", "replay size: median", "deal in recorded games",
+                   "network, side by side"):
         assert needle in proc.stdout
 
 
