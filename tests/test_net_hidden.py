@@ -361,6 +361,15 @@ async def test_a_withheld_secret_is_an_absence_claimed_and_the_deal_is_not_audit
     assert v.ok and "deal not audited" in v.line(), v.line()
 
 
+async def kept_game(tmp_path: Path) -> GameReport:
+    """One whole hidden game; the host (player 1) keeps its session file."""
+    h = config(ALICE, HIDDEN, tmp_path / "h", resume="host")
+    h.keep_session = True
+    pair = await host_and_join(h, config(BOB, HIDDEN, tmp_path / "j", seed=3))
+    (report,) = reports(pair.host)
+    return report
+
+
 @pytest.mark.trio
 async def test_resume_needs_the_deal_secret_of_the_session_file(tmp_path: Path) -> None:
     import replay_builders as rb
@@ -368,10 +377,7 @@ async def test_resume_needs_the_deal_secret_of_the_session_file(tmp_path: Path) 
     from basilica_p2p.replay.file import ReplayError
     from basilica_p2p.replay.verify import known_manifests
 
-    h = config(ALICE, HIDDEN, tmp_path / "h", resume="host")
-    h.keep_session = True
-    pair = await host_and_join(h, config(BOB, HIDDEN, tmp_path / "j", seed=3))
-    (report,) = reports(pair.host)
+    report = await kept_game(tmp_path)
     side = sidecar_path(report.replay)
     data = json.loads(side.read_text(encoding="utf-8"))
     replay, envs = rb.load(report.replay)
@@ -389,3 +395,26 @@ async def test_resume_needs_the_deal_secret_of_the_session_file(tmp_path: Path) 
     side.write_text(json.dumps({k: v for k, v in data.items() if k != "deal_secret"}), encoding="utf-8")
     with pytest.raises(Refused, match="holds no deal secret"):
         side_from_replay(report.replay, known_manifests(), ALICE)
+
+
+@pytest.mark.trio
+async def test_a_peer_that_does_not_come_back_for_the_audit_loses_by_absence(tmp_path: Path) -> None:
+    import replay_builders as rb
+    from basilica_p2p.net.resume import Rendezvous, resume
+    from basilica_p2p.replay.verify import known_manifests
+
+    report = await kept_game(tmp_path)
+    replay, envs = rb.load(report.replay)
+    first_secret = [e.type for e in envs].index("secret")
+    rb.write(report.replay, replay.header_bytes, [e.raw for e in envs[:first_secret + 1]])  # ours, not theirs
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    with trio.fail_after(30):
+        again = await resume(report.replay, ALICE, known_manifests(), RandomBot(1),
+                             Rendezvous(True, "127.0.0.1", port), QUIET, window=0.5)
+    o = again.outcome
+    # The board had decided, but the peer's secret (the audit) never came: a claim, not a result.
+    assert o.end == "forfeit" and o.winner == 0 and o.claimed_by == 0, o
+    v = verify_file(report.replay)
+    assert v.ok and "did not come back" in v.line() and "deal not audited" in v.line(), v.line()
