@@ -7,9 +7,9 @@ from types import MappingProxyType
 from typing import Any
 
 from ._deal import KEY, REKEY, SENDER, SHUFFLE, STEP_NAMES, DealMessage, _check_position, check_share, \
-    check_secret, key, open_checked, parse_message, rekey, share, shuffle
+    check_secret, key, open_checked, parse_message, parse_share, rekey, share, shuffle
 from ._deck import HashedDeck
-from ._errors import CardOpenedTwice, InvalidDeck, OutOfOrder
+from ._errors import CardOpenedTwice, FalseShare, InvalidDeck, OutOfOrder
 
 _MAKE = {SHUFFLE: lambda s, d, prev: shuffle(s, d), KEY: key, REKEY: rekey}
 
@@ -101,8 +101,16 @@ class DeckDeal:
         self._need_closed(position)
         if (position, player) in self._pending:
             raise OutOfOrder(f"player {player} already gave its share for position {position}", player)
-        keyed = self._messages[KEY - 1] if player == 2 else self._messages[REKEY - 1]
-        s = check_share(keyed, position, value, player)
+        if player == self.me:
+            # Our own share: it is what our secret gives, which costs a hash to check, not the
+            # scalar multiplication a commitment check takes.
+            if value != self.my_share(position):
+                raise FalseShare(f"our own share for position {position} of deck {self.deck.deck_id!r} is not "
+                                 "the one our secret gives", player)
+            s = parse_share(value, player)
+        else:
+            keyed = self._messages[KEY - 1] if player == 2 else self._messages[REKEY - 1]
+            s = check_share(keyed, position, value, player)
         other = self._pending.get((position, 3 - player))
         if other is None:
             self._pending[(position, player)] = s
