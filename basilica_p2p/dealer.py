@@ -12,10 +12,11 @@ with no cryptography of its own and no I/O:
   names the tile's order-face class and a copy number ``j``; the tile itself
   is position ``j`` of that class's sub-deck (a class of one tile needs none);
 * the festum removal is the main deck's last six cards, never opened;
-* a later deal (the D11 reshuffle of the discard pile) is a new deck whose
-  labels name the positions it gathers (``"0.17"``): engine position
-  ``(1, k)`` is its card ``k``, and opening it says which earlier position
-  lies there, whose face was public and whose tile opens as before.
+* a later deal (the D11 reshuffle of the discard pile) is two-level too: a
+  main deck ``deal{d}`` of face cards (engine position ``(d, k)`` is its card
+  ``k``) and per-class sub-decks ``deal{d}/FACE`` of the earlier positions the
+  pile gathers (``"0.17"``), whose tiles open as those positions' would.  So
+  turning up a reshuffled tile's order face shows its face and nothing more.
 
 Cards open in two steps at most, so :meth:`Dealer.cards_for` says what can
 be opened *now* for a list of reveals, :meth:`Dealer.record` takes each
@@ -28,6 +29,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .deal import Deck, Layout, layout
+from .deal._deck import FACE_SEPARATOR
 from .engine import FaceClass, Level, Manifest, Options, Position, Reveal
 
 MAIN = "faces"
@@ -67,7 +69,7 @@ def box_layout(manifest: Manifest, options: Options) -> tuple[Layout, dict[str, 
 
 
 def deal_id(deal: int) -> str:
-    """The deck id of a later deal (the D11 reshuffle is deal 1)."""
+    """The main deck id of a later deal (the D11 reshuffle is deal 1)."""
     return f"deal{deal}"
 
 
@@ -80,36 +82,43 @@ def parse_position_label(label: str) -> Position:
     return Position(int(deal), int(index))
 
 
+def _split(face_card: str) -> tuple[str, int]:
+    face, _, copy = face_card.rpartition(FACE_SEPARATOR)
+    return face, int(copy)
+
+
 class Dealer:
     def __init__(self, manifest: Manifest, options: Options) -> None:
         self.layout, self._faces = box_layout(manifest, options)
         self._opened: dict[Card, str] = {}
-        self._later: dict[int, Deck] = {}
+        # A later deal: for each face class of the pile, the positions it gathers (pile order).
+        self._later: dict[int, dict[str, tuple[str, ...]]] = {}
 
     @property
     def decks(self) -> tuple[Deck, ...]:
         """The decks dealt at setup, in the order their messages go: the main deck, then the sub-decks."""
         return self.layout.decks
 
-    def add_deal(self, deal: int, sources: tuple[Position, ...]) -> Deck:
-        """A later deal of the engine (the D11 reshuffle): a new deck of the positions it gathers,
-        in the order the engine lists them; to be dealt like the others before its cards open."""
+    def add_deal(self, deal: int, sources: tuple[Position, ...]) -> tuple[Deck, ...]:
+        """The decks of a later deal of the engine (the D11 reshuffle of the discard pile, whose
+        order faces were all up): two levels, like the box, so that turning up a tile's order face
+        says nothing more than its face.  The main deck ``deal{d}`` holds a face card ``FACE#j``
+        per tile; a class of two or more has a sub-deck ``deal{d}/FACE`` of the earlier positions
+        it gathers (``"0.17"``), whose tiles open as those positions' would."""
         if deal != len(self._later) + 1:
             raise DealerError(f"deal {deal} comes out of order")
-        deck = Deck(deal_id(deal), tuple(position_label(p) for p in sources))
-        self._later[deal] = deck
-        return deck
-
-    def _origin(self, position: Position) -> Position | None:
-        """The deal-0 position behind ``position``, once the cards that say so are open; None before."""
-        while position.deal != 0:
-            if position.deal not in self._later:
-                raise DealerError(f"deal {position.deal} is not known to this dealer")
-            label = self._opened.get(Card(deal_id(position.deal), position.index))
-            if label is None:
-                return None
-            position = parse_position_label(label)
-        return position
+        classes: dict[str, list[str]] = {}
+        for p in sources:
+            face = self._face_text(p)
+            if face is None:
+                raise DealerError(f"position {position_label(p)} of the pile was never turned face up")
+            classes.setdefault(face, []).append(position_label(p))
+        fixed = {face: tuple(labels) for face, labels in sorted(classes.items())}
+        self._later[deal] = fixed
+        main = Deck(deal_id(deal), tuple(f"{face}{FACE_SEPARATOR}{j}" for face, labels in fixed.items()
+                                         for j in range(len(labels))))
+        subs = tuple(Deck(f"{deal_id(deal)}/{face}", labels) for face, labels in fixed.items() if len(labels) >= 2)
+        return (main, *subs)
 
     def record(self, card: Card, label: str) -> None:
         """A card opened to ``label`` (the deal package has checked that it is a card of its deck)."""
@@ -118,56 +127,67 @@ class Dealer:
     def opened(self, card: Card) -> str | None:
         return self._opened.get(card)
 
-    def _main(self, position: Position) -> Card | None:
-        """The main-deck card of ``position``, or None while a later deal's card must open first."""
-        origin = self._origin(position)
-        return None if origin is None else Card(MAIN, origin.index)
+    def _face_card(self, position: Position) -> Card:
+        if position.deal == 0:
+            return Card(MAIN, position.index)
+        if position.deal not in self._later:
+            raise DealerError(f"deal {position.deal} is not known to this dealer")
+        return Card(deal_id(position.deal), position.index)
 
-    def _first_shut(self, position: Position) -> Card:
-        """The next card to open on the way from ``position`` back to deal 0."""
-        while position.deal != 0:
-            card = Card(deal_id(position.deal), position.index)
-            label = self._opened.get(card)
-            if label is None:
-                return card
-            position = parse_position_label(label)
-        return Card(MAIN, position.index)
+    def _face_text(self, position: Position) -> str | None:
+        """The order-face class (as text) of ``position``, once its face card is open."""
+        label = self._opened.get(self._face_card(position))
+        return None if label is None else _split(label)[0]
 
-    def _tile_card(self, face_card: str) -> Card | None:
-        """The sub-deck card that shows the tile behind a face card; None for a class of one tile."""
-        found = self.layout.subdeck_position(face_card)
-        return None if found is None else Card(found[0].deck_id, found[1])
+    def _tile_step(self, position: Position) -> Card | str:
+        """The next shut card on the way to ``position``'s tile, or the tile id (text) once open."""
+        card = self._face_card(position)
+        label = self._opened.get(card)
+        if label is None:
+            return card
+        if position.deal == 0:
+            tile = self.layout.known_tile(label)
+            if tile is not None:
+                return tile
+            found = self.layout.subdeck_position(label)
+            assert found is not None
+            sub = Card(found[0].deck_id, found[1])
+            return self._opened.get(sub) or sub
+        face, copy = _split(label)
+        sources = self._later[position.deal][face]
+        if len(sources) == 1:
+            source = sources[0]
+        else:
+            sub = Card(f"{deal_id(position.deal)}/{face}", copy)
+            source = self._opened.get(sub)  # type: ignore[assignment]
+            if source is None:
+                return sub
+        return self._tile_step(parse_position_label(source))
 
     def cards_for(self, reveals: tuple[Reveal, ...]) -> list[Card]:
         """The cards that must open next for ``reveals``, in a fixed order (each once)."""
-        need: list[Card] = []
+        need: set[Card] = set()
         for r in reveals:
-            main = self._main(r.position)
-            label = self._opened.get(main) if main is not None else None
-            if label is None:
-                need.append(self._first_shut(r.position))
-            elif r.level is Level.TILE:
-                sub = self._tile_card(label)
-                if sub is not None and sub not in self._opened:
-                    need.append(sub)
-        return sorted(set(need))
+            if r.level is Level.FACE:
+                card = self._face_card(r.position)
+                if card not in self._opened:
+                    need.add(card)
+            else:
+                step = self._tile_step(r.position)
+                if isinstance(step, Card):
+                    need.add(step)
+        return sorted(need)
 
     def facts(self, reveals: tuple[Reveal, ...]) -> list[tuple[Position, FaceClass | int]]:
         """What the open cards tell of ``reveals``, as arguments for ``Game.reveal``."""
         out: list[tuple[Position, FaceClass | int]] = []
         for r in reveals:
-            main = self._main(r.position)
-            label = self._opened.get(main) if main is not None else None
-            if label is None:
-                continue
-            face, _ = self.layout.face_of(label)
             if r.level is Level.FACE:
-                out.append((r.position, self._faces[face]))
-                continue
-            tile = self.layout.known_tile(label)
-            if tile is None:
-                sub = self._tile_card(label)
-                tile = self._opened.get(sub) if sub is not None else None
-            if tile is not None:
-                out.append((r.position, int(tile)))
+                face = self._face_text(r.position)
+                if face is not None:
+                    out.append((r.position, self._faces[face]))
+            else:
+                step = self._tile_step(r.position)
+                if isinstance(step, str):
+                    out.append((r.position, int(step)))
         return out

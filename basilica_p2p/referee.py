@@ -306,20 +306,33 @@ class Referee:
 
     def _shares(self, b: dict, sender: int, where: str) -> None:  # type: ignore[type-arg]
         assert self.table is not None
-        if self.table.take_shares(sender, b, where):
-            self._advance(where)
-        else:
+        if not self.table.take_shares(sender, b, where):
             self._who = 1 - sender
+        elif self.table.broken:
+            self._audit_now()
+        else:
+            self._advance(where)
+
+    def _audit_now(self) -> None:
+        """A card opened to nothing, or twice, or to a tile the game cannot hold: no share
+        explains it, so the game goes straight to the secrets, and the audit names the cheater."""
+        assert self.table is not None
+        self._pending = None
+        self._step, self._who = "secret", len(self.table.secrets)
 
     def _secret(self, b: dict, sender: int, where: str) -> None:  # type: ignore[type-arg]
-        assert self.table is not None
-        if len(self.table.secrets) == 1:
-            blamed = self.table.audit(b["secret"])
-            if blamed is not None:
-                raise ProtocolError(f"{where}: the audit of the deal: player {blamed + 1}'s signed deal data "
-                                    "is not what its own published secret gives (a false shuffle, key or share)")
+        assert self.table is not None and self.game is not None
+        if not self.table.audit(sender, b["secret"]):
+            raise ProtocolError(f"{where}: the audit of the deal: player {sender + 1}'s signed deal data is not "
+                                "what its own published secret gives (a false shuffle, key or share)")
         self.table.take_secret(sender, b["secret"])
-        self._to_next_decision()
+        if len(self.table.secrets) < 2:
+            self._who = 1
+        elif self.table.broken:
+            # Both secrets reproduce everything both signed: then no card can open to nothing.
+            raise ProtocolError(f"{where}: the deal broke ({self.table.broken}), yet the audit blames no one")
+        else:
+            self._to_next_decision()
 
     def _advance(self, where: str) -> None:
         """Open what the hidden game waits for, then go on: the pending decision, or the first one.
@@ -350,7 +363,7 @@ class Referee:
             for deal in sorted({r.position.deal for r in reveals if r.position.deal}):
                 deck = deal_id(deal)
                 if deck not in table.machines:
-                    table.begin_deal((table.dealer.add_deal(deal, g.deal(deal).sources),))
+                    table.begin_deal(table.dealer.add_deal(deal, g.deal(deal).sources))
                     self._step, self._who = "deal", 0
                     return
             cards = table.dealer.cards_for(reveals)
@@ -365,9 +378,11 @@ class Referee:
                 try:
                     g.reveal(position, fact)
                 except EngineError as e:
-                    # A card opened to a tile the game cannot hold (a false deal): only the
-                    # audit can say whose, so the game stops here and names what was seen.
-                    raise ProtocolError(f"{where}: a card of the deal opened to an impossible tile: {e}") from None
+                    # A card opened to a tile the game cannot hold (a false deal step): only
+                    # the audit can say whose.
+                    table.broken = f"a card opened to a tile that cannot be there: {e}"
+                    self._audit_now()
+                    return
 
     def _action(self, b: dict, sender: int, where: str) -> None:  # type: ignore[type-arg]
         self._apply(b["action"], sender, b["ply"], where)

@@ -42,6 +42,7 @@ class Table:
         self.round: list[Card] = []  # the cards whose shares are being given
         self.given: list[int] = []  # who gave theirs this round, in order
         self.secrets: dict[int, bytes] = {}
+        self.broken = ""  # why the deal cannot go on (a card that opened to nothing), if it cannot
 
     # --- dealing -------------------------------------------------------------
 
@@ -107,25 +108,32 @@ class Table:
         return {"shares": [[c.deck, c.position, self.machines[c.deck].my_share(c.position)] for c in self.round]}
 
     def take_shares(self, sender: int, body: dict[str, Any], where: str) -> bool:
-        """Check one player's shares for this round; True once both gave theirs (the cards are open)."""
+        """Check one player's shares for this round; True once both gave theirs (the cards are open,
+        or :attr:`broken` says why they could not all open)."""
         items = body["shares"]
         wanted = [[c.deck, c.position] for c in self.round]
         if [item[:2] for item in items] != wanted:
             raise ProtocolError(f"{where}: player {sender + 1}'s shares are not for the cards due "
                                 f"({len(wanted)} cards, in order)")
-        opened: list[tuple[Card, str]] = []
-        # Checked before anything changes: a false share is blamed on its sender at once.
+        # Every share is checked before any is taken: a false one is blamed on its sender at
+        # once, and the state stays as it was.
+        checked = []
         for card, item in zip(self.round, items):
-            machine = self.machines[card.deck]
             try:
-                label = machine.add_share(sender + 1, card.position, item[2])
+                checked.append(self.machines[card.deck].check_share(sender + 1, card.position, item[2]))
             except DealError as e:
-                raise ProtocolError(f"{where}: player {sender + 1}'s share: {e}") from None
+                raise ProtocolError(f"{where}: {e}") from None
+        for card, item, s in zip(self.round, items, checked):
             self.shares[card.deck].append(Share(sender + 1, card.position, item[2]))
+            try:
+                label = self.machines[card.deck].add_share(sender + 1, card.position, item[2], s)
+            except DealError as e:
+                # Both shares match their commitments, yet the card is not a card of its deck (or
+                # was opened before): a false deal step, whose author only the audit can name.
+                self.broken = self.broken or f"card {card.position} of deck {card.deck!r}: {e}"
+                continue
             if label is not None:
-                opened.append((card, label))
-        for card, label in opened:
-            self.dealer.record(card, label)
+                self.dealer.record(card, label)
         self.given.append(sender)
         return len(self.given) == 2
 
@@ -134,12 +142,15 @@ class Table:
     def take_secret(self, sender: int, secret: bytes) -> None:
         self.secrets[sender] = secret
 
-    def audit(self, second: bytes) -> int | None:
-        """With player 2's ``second`` secret beside player 1's: the player (0 or 1) whose signed
-        deal data its own published secret does not reproduce, or None."""
+    def audit(self, sender: int, secret: bytes) -> bool:
+        """Whether ``secret`` reproduces every deal step and share that ``sender`` (0 or 1) signed.
+
+        Each secret is checked when it arrives, against its own sender only, so the
+        blame falls on the message that proves it; a live side does not check its own.
+        """
+        if sender == self.me:
+            return True
         records = [DealRecord(m.deck, tuple(m.messages), tuple(self.shares[d]))  # type: ignore[arg-type]
                    for d, m in self.machines.items()]
-        # A live side made its own data itself: it audits the other player only, at half the cost.
-        check = (1, 2) if self.me is None else (2 - self.me,)
-        blamed = audit((self.secrets[0], second), records, check)
-        return None if blamed is None else blamed - 1
+        secrets = (secret, secret)  # only the sender's is read: check names its player alone
+        return audit(secrets, records, (sender + 1,)) is None

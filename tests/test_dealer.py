@@ -54,8 +54,8 @@ class Table:
         for r in reveals:
             d = r.position.deal
             if d and deal_id(d) not in self.deals:
-                deck = self.dealer.add_deal(d, self.game.deal(d).sources)
-                self._deal(deck)
+                for deck in self.dealer.add_deal(d, self.game.deal(d).sources):
+                    self._deal(deck)
 
     def settle(self, reveals) -> None:  # type: ignore[no-untyped-def]
         """Open cards until every reveal is a fact the engine has taken."""

@@ -175,3 +175,78 @@ def test_shares_for_other_cards_than_those_due_are_refused(honest: Path, tmp_pat
 
     v = verify_file(edit(honest, tmp_path / "x.replay", change), rb.manifests())
     assert not v.ok and "not for the cards due" in v.error, v.error
+
+
+def _face_only_positions_pinned(path: Path) -> tuple[int, int]:
+    """Walk a hidden replay message by message; count the positions the engine knows only by
+    their order face while the opened cards already say which tile lies there, beyond what the
+    face alone tells (a class with one possible tile there).  Returns (checked, pinned)."""
+    from basilica_p2p.dealer import _split
+    from basilica_p2p.engine import FaceClass
+    from basilica_p2p.replay.file import read_replay
+    from basilica_p2p.replay.verify import referee_for
+    from basilica_p2p.wire import open_envelope
+
+    replay = read_replay(path)
+    ref = referee_for(replay, rb.manifests())
+    checked = pinned = 0
+    for raw in replay.records:
+        ref.feed(open_envelope(raw))
+        g, table = ref.game, ref.table
+        if g is None or table is None or ref.waiting_for()[0] != "action":
+            continue
+        dealer = table.dealer
+        for p in [*g.orders, *g.stack[-1:], *g.discard, *(h[0] for h in [g.in_hand] if h)]:
+            if p is None or not isinstance(g.known(p), FaceClass):
+                continue
+            checked += 1
+            step = dealer._tile_step(p)
+            if isinstance(step, str):
+                label = dealer.opened(dealer._face_card(p))
+                face = _split(label)[0] if label else ""
+                one = (len(dealer._later[p.deal][face]) == 1 if p.deal else
+                       dealer.layout.known_tile(label) is not None)  # type: ignore[arg-type]
+                pinned += 0 if one else 1
+    return checked, pinned
+
+
+def test_no_order_face_tells_its_tile_before_it_is_turned_even_after_a_reshuffle() -> None:
+    # Review of issue 10: a reshuffle deck labelled by earlier positions showed, with a
+    # reshuffled tile's order face, which tile it was. The reshuffle is now two-level too.
+    sample = Path(__file__).parent.parent / "replays" / "hidden-reshuffle-greedy-vs-greedy.replay"
+    checked, pinned = _face_only_positions_pinned(sample)
+    assert checked > 50 and pinned == 0, (checked, pinned)
+
+
+def test_a_card_that_opens_to_nothing_goes_to_the_audit_which_names_the_cheater(honest: Path,
+                                                                                tmp_path: Path) -> None:
+    # Review of issue 10: player 1 slips a foreign point into its re-key step. Both shares of that
+    # card match their commitments, so no share explains the card that opens to nothing: the game
+    # goes straight to the secrets, and the audit names player 1 (it used to stop with no blame).
+    from basilica_p2p.deal import hash_to_card
+
+    secrets = {rb.ALICE: bytes([3]) * 32, rb.BOB: bytes([4]) * 32}
+
+    def change(items: list[Any]) -> int:
+        first_round = index_of(items, "shares")
+        deck, position, _ = items[first_round][2]["shares"][0]
+        step3 = _deal_step(items, 3)["decks"]
+        faces = next(d for d in step3 if d["deck"] == deck)
+        faces["cards"][position] = hash_to_card(rb.GAME_ID, "elsewhere", "not a tile")[0]  # on the curve
+        # The round's second half opens the card; then only the secrets may follow.
+        cut = first_round + 2
+        items[cut:] = [(who, "secret", {"secret": secrets[who]}) for who in (rb.ALICE, rb.BOB)]
+        return cut + 2
+
+    v = verify_file(edit(honest, tmp_path / "x.replay", change), rb.manifests())
+    assert not v.ok and "audit" in v.error and "player 1's signed deal data" in v.error, v.error
+
+
+def test_a_false_secret_of_player_1_is_blamed_when_it_arrives(honest: Path, tmp_path: Path) -> None:
+    def change(items: list[Any]) -> None:
+        items[index_of(items, "secret", rb.ALICE)][2]["secret"] = bytes([9]) * 32
+
+    path = edit(honest, tmp_path / "x.replay", change)
+    v = verify_file(path, rb.manifests())
+    secret_record = index_of(rb.as_items(rb.load(path)[1]), "secret", rb.ALICE) + 1
+    assert not v.ok and "player 1's signed deal data" in v.error and rb.first_record(v.error) == secret_record

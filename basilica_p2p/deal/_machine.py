@@ -88,11 +88,11 @@ class DeckDeal:
         self._need_dealt()
         return share(self._secret, self.me, self.deck, position)
 
-    def add_share(self, player: int, position: int, value: object) -> str | None:
-        """Take one player's share for ``position``; return the label once both are in, else None.
+    def check_share(self, player: int, position: int, value: object) -> int:
+        """Check one player's share for ``position`` and return it as a scalar; changes nothing.
 
-        The share is checked against its commitment at once (:class:`FalseShare`
-        blames its sender without waiting for the other share).
+        Against its commitment (:class:`FalseShare` blames its sender at once,
+        without waiting for the other share); our own share against our secret.
         """
         self._need_dealt()
         if player not in (1, 2):
@@ -102,15 +102,24 @@ class DeckDeal:
         if (position, player) in self._pending:
             raise OutOfOrder(f"player {player} already gave its share for position {position}", player)
         if player == self.me:
-            # Our own share: it is what our secret gives, which costs a hash to check, not the
-            # scalar multiplication a commitment check takes.
+            # Our own share is what our secret gives: a hash to check, not the scalar
+            # multiplication a commitment check takes.
             if value != self.my_share(position):
                 raise FalseShare(f"our own share for position {position} of deck {self.deck.deck_id!r} is not "
                                  "the one our secret gives", player)
-            s = parse_share(value, player)
-        else:
-            keyed = self._messages[KEY - 1] if player == 2 else self._messages[REKEY - 1]
-            s = check_share(keyed, position, value, player)
+            return parse_share(value, player)
+        keyed = self._messages[KEY - 1] if player == 2 else self._messages[REKEY - 1]
+        return check_share(keyed, position, value, player)
+
+    def add_share(self, player: int, position: int, value: object, checked: int | None = None) -> str | None:
+        """Take one player's share for ``position``; return the label once both are in, else None.
+
+        The share is checked first (:meth:`check_share`), unless ``checked`` is
+        what that check returned for it.  Opening can still fail with
+        :class:`NotACard` or :class:`CardOpenedTwice`, which no share alone
+        explains: the shares are kept, and only the audit can say who cheated.
+        """
+        s = checked if checked is not None else self.check_share(player, position, value)
         other = self._pending.get((position, 3 - player))
         if other is None:
             self._pending[(position, player)] = s

@@ -588,7 +588,13 @@ async def _play(
                 log(f"{e}: we forfeit this game")
                 await _record_forfeit(conn, me, side, seat, _public_reason(e, agent))
                 return
-            ref.feed(env)  # our own message goes through the same checks
+            try:
+                ref.feed(env)  # our own message goes through the same checks
+            except ProtocolError as e:
+                # Not the peer's doing as far as we can show (the peer's messages were all
+                # accepted): say so in one line rather than with a traceback.
+                await conn.tell_error("the other side stopped: its own next message was refused")
+                raise SessionError(f"our own next message was refused: {e}") from None
             # An acknowledgement is a function of the state, and Ed25519 signing is
             # deterministic: if a power loss takes it before our next fsync, the peer
             # holds the very same bytes and sends them back on resume.  So it goes
