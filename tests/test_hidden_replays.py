@@ -250,3 +250,37 @@ def test_a_false_secret_of_player_1_is_blamed_when_it_arrives(honest: Path, tmp_
     v = verify_file(path, rb.manifests())
     secret_record = index_of(rb.as_items(rb.load(path)[1]), "secret", rb.ALICE) + 1
     assert not v.ok and "player 1's signed deal data" in v.error and rb.first_record(v.error) == secret_record
+
+
+@pytest.mark.parametrize("seat", [0, 1])
+def test_one_sides_replay_prefix_and_secret_hold_no_hidden_tile_at_the_first_decision(honest: Path,
+                                                                                      seat: int) -> None:
+    # The issue's leak test, from one side's own material: its replay up to the first decision
+    # and its deal secret (what its session file holds), fed to a live referee as resume does.
+    # Its engine knows tiles only where the table shows them, and its deal has opened no card
+    # beyond those: the stack order is not in what it holds.
+    from basilica_p2p.engine import FaceClass
+    from basilica_p2p.referee import Referee
+    from basilica_p2p.replay.file import read_replay
+    from basilica_p2p.replay.verify import spec_from_replay
+    from basilica_p2p.wire import open_envelope
+
+    replay = read_replay(honest)
+    ref = Referee(spec_from_replay(replay, rb.manifests()), me=seat, deal_secret=bytes([3 + seat]) * 32)
+    for raw in replay.records:
+        env = open_envelope(raw)
+        if env.type == "action":
+            break
+        ref.feed(env)
+    g, table = ref.game, ref.table
+    assert g is not None and table is not None
+    tiles = {p for p in [*g.orders, *g.market, *g.stack, *g.out] if not isinstance(g.known(p), (FaceClass, type(None)))}
+    assert tiles == set(g.market)
+    faces = {p for p in [*g.orders, *g.stack, *g.out] if isinstance(g.known(p), FaceClass)}
+    assert faces == set(g.orders) | {g.stack[-1]}
+    # Opened: one face card per place shown, and the sub-deck cards of V1-V3 only.
+    opened = {c for c in table.machines if table.machines[c].opened}
+    main = table.machines["faces"]
+    assert len(main.opened) == 7  # O1-O3, V1-V3 and the stack top
+    assert {p.index for p in [*g.orders, *g.market, g.stack[-1]]} == set(main.opened)
+    assert sum(len(table.machines[c].opened) for c in opened if c != "faces") <= 3
