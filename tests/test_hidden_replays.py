@@ -284,3 +284,17 @@ def test_one_sides_replay_prefix_and_secret_hold_no_hidden_tile_at_the_first_dec
     assert len(main.opened) == 7  # O1-O3, V1-V3 and the stack top
     assert {p.index for p in [*g.orders, *g.market, g.stack[-1]]} == set(main.opened)
     assert sum(len(table.machines[c].opened) for c in opened if c != "faces") <= 3
+
+
+def test_each_decision_of_a_hidden_game_is_told_once_applied_with_its_events(tmp_path: Path) -> None:
+    # `match --show` tells moves through on_action: a hidden decision may wait for its cards, so
+    # it is told at its acknowledgement, on the game it changed, with what it set off.
+    from basilica_p2p.engine import format_action
+
+    told: list[tuple[int, str, str, list[str]]] = []
+    g = play_recorded(tmp_path / "g.replay", rb.manifest(), Options(), rb.PLAYERS, (RandomBot(5), RandomBot(6)),
+                      shuffle=HIDDEN, on_action=lambda game, turn, who, text, events: told.append(
+                          (len(game.history), format_action(game.history[-1]), text, [e.kind for e in events])))
+    assert [(n, applied) for n, applied, _, _ in told] == [(i + 1, format_action(a)) for i, a in enumerate(g.history)]
+    assert all(applied == text for _, applied, text, _ in told)
+    assert sum(kinds.count("scoring") for *_, kinds in told) == g.scorings

@@ -163,6 +163,9 @@ def play_hidden(
                     manifest, HIDDEN_DEAL)
     refs = (Referee(spec, 0, secrets[0]), Referee(spec, 1, secrets[1]))
     jester: dict[int, tuple[str, bytes]] = {}
+    # A decision is told to ``on_action`` once acknowledged: until its cards are open it has
+    # not been applied (turn, player, text, and where its events begin).
+    told: tuple[int, int, str, int] | None = None
     with ReplayWriter.create(path, header) as out:
 
         def send(who: int, type_: str, body: dict[str, Any]) -> None:
@@ -190,15 +193,17 @@ def play_hidden(
             elif step == "secret":
                 body = {"secret": secrets[who]}
             elif step == "action":
-                turn, before = g.turn, len(g.events)
                 text = format_action(bots[who].choose(observe(g, who), g.legal_actions()))
-                send(who, "action", {"ply": len(g.history), "action": text})
-                if on_action is not None:
-                    on_action(refs[0].game, turn, who, text, [])  # type: ignore[arg-type]
-                continue
+                told = (g.turn, who, text, len(g.events))
+                body = {"ply": len(g.history), "action": text}
             elif step == "ack":
                 assert ref.ack_ply is not None
-                body = {"ply": ref.ack_ply, "state": bytes.fromhex(g.state_hash())}
+                send(who, step, {"ply": ref.ack_ply, "state": bytes.fromhex(g.state_hash())})
+                if on_action is not None and told is not None:
+                    turn, mover, text, mark = told
+                    on_action(g, turn, mover, text, g.events[mark:])
+                told = None
+                continue
             elif step == "jcommit":
                 view = g
                 if g.to_move != who:  # the second chooser: any stand-in for the first's colours
@@ -211,6 +216,7 @@ def play_hidden(
                 body = {"ply": ply, "commitment": jester_commitment(game, players[who].public, ply, text, salt)}
             elif step == "jreveal":
                 text, salt = jester[who]
+                told = (g.turn, who, text, len(g.events))
                 body = {"ply": ref.jester_ply(who), "action": text, "salt": salt}
             elif step == "result":
                 body = {"scores": list(g.scores), "state": bytes.fromhex(g.state_hash()), "end": g.end_reason}
