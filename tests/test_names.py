@@ -12,7 +12,6 @@ import hashlib
 import json
 import os
 import stat
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -211,15 +210,6 @@ async def test_a_look_alike_host_is_refused_and_first_contact_shows_the_words(tm
 
 
 # --- a private home ---------------------------------------------------------------------------------
-
-
-@pytest.fixture
-def open_umask() -> Iterator[None]:
-    old = os.umask(0o000)
-    try:
-        yield
-    finally:
-        os.umask(old)
 
 
 def mode(path: Path) -> int:

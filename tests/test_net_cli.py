@@ -159,7 +159,8 @@ def test_ctrl_c_at_a_terminal_prompt_gives_the_terminal_back(tmp_path: Path) -> 
                             text=True)
     screen = drain(master)
     try:
-        a, b = _wait_for(tmp_path / "a"), _wait_for(tmp_path / "b")
+        _wait_for(tmp_path / "a")
+        b = _wait_for(tmp_path / "b")
         wait_until(lambda: held(tmp_path / "a") >= 6 and b"> " in screen, "the person was never asked")
         # The prompt (readline) turns echo off once it waits; the "> " is written just before.
         wait_until(lambda: not termios.tcgetattr(slave)[3] & termios.ECHO,

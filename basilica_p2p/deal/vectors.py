@@ -18,6 +18,7 @@ from typing import Any
 
 import msgpack
 
+from ..vectorfiles import emit
 from . import DealMessage, DealRecord, DeckDeal, HashedDeck, Share, audit, deck_keys, hash_deck, layout
 
 GAME_ID = bytes(range(32))
@@ -120,11 +121,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="Build the deal test vectors.")
     parser.add_argument("--write", type=Path, metavar="DIR", help="write deal.json into DIR (e.g. protocol/vectors)")
     args = parser.parse_args(argv)
-    for name, data in build_vectors().items():
-        if args.write is not None:
-            args.write.mkdir(parents=True, exist_ok=True)
-            (args.write / name).write_bytes(data)
-        print(f"{name}: {len(data)} bytes")
+    emit(build_vectors(), args.write)
     return 0
 
 

@@ -35,6 +35,7 @@ from ..engine.components import JESTER
 from ..engine.game import CONFUSE_PAY
 from ..engine.manifest import Manifest, manifest_from_json
 from ..engine.rng import SeedStream
+from ..vectorfiles import emit
 from .vectors import seed as commit_reveal_seed
 
 PLAYTHROUGHS = "playthroughs.json"
@@ -393,11 +394,7 @@ def main(argv: list[str] | None = None) -> int:
         for spec in GAMES:
             print(f"{spec.name}: {search(spec)}")
         return 0
-    for name, data in build().items():
-        if args.write is not None:
-            args.write.mkdir(parents=True, exist_ok=True)
-            (args.write / name).write_bytes(data)
-        print(f"{name}: {len(data)} bytes")
+    emit(build(), args.write)
     return 0
 
 

@@ -27,6 +27,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from ..bots.random_bot import RandomBot
 from ..engine import Game, Options, default_manifest, format_action, observe
 from ..engine.manifest import parse_manifest
+from ..vectorfiles import emit
 from ..engine.rng import FESTUM_REMOVAL, FIRST_PLAYER, SHUFFLE, SeedStream, first_player, reshuffle_label, shuffled
 from ..identity import Identity
 from ..replay.file import parse
@@ -296,12 +297,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="Build the protocol test vectors.")
     parser.add_argument("--write", type=Path, metavar="DIR", help="write the files into DIR (e.g. protocol/vectors)")
     args = parser.parse_args(argv)
-    vectors = build_vectors()
-    for name, data in vectors.items():
-        if args.write is not None:
-            args.write.mkdir(parents=True, exist_ok=True)
-            (args.write / name).write_bytes(data)
-        print(f"{name}: {len(data)} bytes")
+    emit(build_vectors(), args.write)
     return 0
 
 
