@@ -81,16 +81,16 @@ class Table:
             # A side rebuilt from its replay (basilica resume) did not make this step in this
             # process: it remakes it now from its secret (deterministic) and checks it is the one
             # recorded.  Nothing changes unless every deck's step matches.
-            made: list[str] = []
+            remade = []
             for deck_id, value in zip(self.dealing, values):
                 machine = self.machines[deck_id]
-                if machine.step == self.step:
-                    machine.make()
-                    made.append(deck_id)
-                if machine.messages[-1].to_value() != value:
-                    for d in made:  # undo the remade steps: the state stays as it was
-                        self.machines[d]._messages.pop()
+                ours = machine.remake() if machine.step == self.step else machine.messages[-1]
+                if ours.to_value() != value:
                     raise ProtocolError(f"{where}: our own deal step is not the one we made")
+                if machine.step == self.step:
+                    remade.append((machine, ours))
+            for machine, ours in remade:
+                machine.take_own(ours)
         self.step += 1
         return self.step == 3
 

@@ -61,13 +61,23 @@ class DeckDeal:
 
     def make(self) -> dict[str, Any]:
         """Write this player's next deal message (recorded here as sent) and return its value to sign and send."""
+        msg = self.remake()
+        self._messages.append(msg)
+        return msg.to_value()
+
+    def remake(self) -> DealMessage:
+        """This player's next deal message, made from its secret but not recorded: a side rebuilt
+        from its replay checks its own recorded step against it (then :meth:`take_own`)."""
         if self.me is None or self.due != self.me:
             raise OutOfOrder(f"it is not player {self.me}'s turn to deal deck {self.deck.deck_id!r}")
         assert self._secret is not None
-        step = self.step + 1
-        msg = _MAKE[step](self._secret, self.deck, self._messages[-1] if self._messages else None)
+        return _MAKE[self.step + 1](self._secret, self.deck, self._messages[-1] if self._messages else None)
+
+    def take_own(self, msg: DealMessage) -> None:
+        """Record our own next message, as :meth:`remake` gave it."""
+        if msg.step != self.step + 1 or msg.sender != self.me or msg.deck_id != self.deck.deck_id:
+            raise OutOfOrder(f"not our next deal message for deck {self.deck.deck_id!r}")
         self._messages.append(msg)
-        return msg.to_value()
 
     def receive(self, value: object) -> DealMessage:
         """Check the other side's next deal message (every one, for a verifier) and record it."""
