@@ -143,12 +143,6 @@ class Referee:
 
     # --- feeding -------------------------------------------------------------
 
-    @property
-    def complete(self) -> bool:
-        """Nothing more can follow (the same as :attr:`finished`: a hidden deal's secrets come
-        before the results)."""
-        return self.outcome is not None
-
     def feed(self, env: Envelope) -> None:
         """Check one envelope and advance; raises :class:`ProtocolError` (state unchanged)."""
         if self.outcome is not None:

@@ -406,7 +406,7 @@ class ScriptedPeer:
         """Play honestly; return the step at which ``stop`` said so (our turn, nothing
         sent yet), or None once the game is over."""
         assert self.ref is not None
-        while not self.ref.complete:
+        while not self.ref.finished:
             step, who = self.ref.waiting_for()
             if who == self.seat:
                 if stop is not None and stop(self, step):

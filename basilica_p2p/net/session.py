@@ -574,7 +574,7 @@ async def _play(
     ref = side.ref
     if conn.timeouts.move is not None and callable(getattr(agent, "limit_time", None)):
         agent.limit_time(NETWORK_SHARE * conn.timeouts.move)  # a cmd: bot answers before a --move-time claim
-    while not ref.complete:
+    while not ref.finished:
         step, who = ref.waiting_for()
         turn = ref.game.turn if ref.game is not None else 0
         plies = len(ref.game.history) if ref.game is not None else 0
@@ -933,7 +933,7 @@ def side_from_replay(path: Path, manifests: dict[str, Manifest], me: Identity) -
     except ReplayError:
         writer.close()
         raise
-    if spec.shuffle == HIDDEN_DEAL and not secret and not ref.complete:
+    if spec.shuffle == HIDDEN_DEAL and not secret and not ref.finished:
         writer.close()
         raise Refused(f"{sidecar} holds no deal secret for this game dealt by {HIDDEN_DEAL}: without it "
                       "our next deal step, share or secret cannot be made, so the game cannot go on")

@@ -180,7 +180,7 @@ def play_hidden(
         send(1, "commit", {"commitment": commitment(game, players[1].public, n2)})
         send(0, "reveal", {"nonce": n1})
         send(1, "reveal", {"nonce": n2})
-        while not refs[0].complete:
+        while not refs[0].finished:
             step, who = refs[0].waiting_for()
             ref = refs[who]
             g = ref.game
