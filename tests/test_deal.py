@@ -87,7 +87,7 @@ def keyed_by(deck: HashedDeck, src: DealMessage, order: list[int], scalars: list
              commits: list[int] | None = None) -> DealMessage:
     """Player 2's message made by hand: card i = x(scalars[i] · src[order[i]]), commitments to ``commits``."""
     cards = [_curve.multiply(_curve.private(k), src.point(j)) for j, k in zip(order, scalars)]
-    keys = [_curve.commitment(_curve.private(k)) for k in (commits or scalars)]
+    keys = [_curve.key_commitment(deck.game, deck.deck_id, 2, i, k) for i, k in enumerate(commits or scalars)]
     return DealMessage(2, deck.deck_id, tuple(cards), tuple(keys))
 
 
@@ -219,12 +219,20 @@ def test_a_card_that_is_no_curve_point_is_refused(small: HashedDeck, step: int, 
     assert isinstance(e, NotOnCurve) and e.player == (2 if step == 2 else 1)
 
 
-@pytest.mark.parametrize("bad", [b"\x02" + bytes(32), b"\x04" + bytes(32), b"\x03" + b"\xff" * 32, "off-curve"])
 @pytest.mark.parametrize("step", [2, 3])
-def test_a_key_commitment_that_is_no_point_is_refused(small: HashedDeck, step: int, bad: Any) -> None:
-    c = b"\x02" + off_curve() if bad == "off-curve" else bad
-    e = receive_tampered(small, step, _set("keys", 0, lambda v: c))
-    assert isinstance(e, NotOnCurve) and e.player == (2 if step == 2 else 1)
+def test_a_key_commitment_no_key_gives_blames_its_maker_at_the_first_share(small: HashedDeck, step: int) -> None:
+    """A commitment is any 32 bytes on receipt; the true share then fails it, blaming the commitment's maker."""
+    m1, m2, m3 = messages(small)
+    if step == 2:
+        m2 = rebuilt(m2, keys=[bytes(32), *m2.keys[1:]])
+    else:
+        m3 = rebuilt(m3, keys=[bytes(32), *m3.keys[1:]])
+    v = verifier(small, (m1, m2, m3))
+    maker = 2 if step == 2 else 1
+    with pytest.raises(FalseShare) as info:
+        v.check_share(maker, 0, share(S1 if maker == 1 else S2, maker, small, 0))
+    assert info.value.player == maker
+    assert audit((S1, S2), [DealRecord(small, (m1, m2, m3))]) == maker
 
 
 @pytest.mark.parametrize("field", ["cards", "keys"])
@@ -280,7 +288,7 @@ def test_garbage_in_place_of_a_message_is_malformed(small: HashedDeck, value: An
 
 @pytest.mark.parametrize("step", [2, 3])
 def test_a_key_commitment_of_the_wrong_size_is_malformed(small: HashedDeck, step: int) -> None:
-    e = receive_tampered(small, step, _set("keys", 0, lambda v: v["keys"][0][:32]))
+    e = receive_tampered(small, step, _set("keys", 0, lambda v: v["keys"][0][:31]))
     assert isinstance(e, MalformedValue) and e.player == (2 if step == 2 else 1)
 
 
@@ -386,8 +394,9 @@ def test_a_false_permutation_of_player_2_is_blamed_on_player_2(small: HashedDeck
     v = verifier(small, msgs[:2])
     v.receive(rekey(S1, small, v.messages[1]).to_value())
     assert sorted(v.open(i, *shares(small, i)) for i in range(8)) == sorted(SMALL)
-    assert audit((S1, S2), [DealRecord(small, v.messages)]) == 2
-    assert audit((S1, S2), [DealRecord(small, v.messages)], check=(1,)) is None
+    for opened in ({}, v.opened):  # every position opened, none where the secrets put it
+        assert audit((S1, S2), [DealRecord(small, v.messages, opened=opened)]) == 2
+        assert audit((S1, S2), [DealRecord(small, v.messages, opened=opened)], check=(1,)) is None
 
 
 def test_a_false_per_card_key_of_player_2_with_its_commitment_is_blamed_at_the_audit(small: HashedDeck) -> None:
@@ -399,8 +408,50 @@ def test_a_false_per_card_key_of_player_2_with_its_commitment_is_blamed_at_the_a
     v.receive(rekey(S1, small, v.messages[1]).to_value())
     s1 = share(S1, 1, small, 6)
     assert v.open(6, s1, (12345).to_bytes(32, "big")) == expected_labels(small)[6]
-    record = DealRecord(small, v.messages, (Share(1, 6, s1), Share(2, 6, (12345).to_bytes(32, "big"))))
-    assert audit((S1, S2), [record]) == 2
+    given = (Share(1, 6, s1), Share(2, 6, (12345).to_bytes(32, "big")))
+    for opened in ({}, v.opened):  # position 6 opened as dealt: its commitment still gives it away
+        assert audit((S1, S2), [DealRecord(small, v.messages, given, opened)]) == 2
+        assert audit((S1, None), [DealRecord(small, v.messages, given, opened)], check=(1,)) is None
+
+
+def test_a_deck_key_not_from_the_secret_is_blamed_though_every_card_opens_as_dealt(small: HashedDeck) -> None:
+    """Player 1 deals with a deck key of its choosing and undoes it in its re-key: the final deck is
+    the one the secrets give and every position opens right, but the shuffle is not its secret's."""
+    a_false = 424242
+    a = _curve.private(a_false)
+    sigma = deck_keys(S1, 1, small.game, small.deck_id, 8).permutation
+    m1 = DealMessage(1, small.deck_id, tuple(_curve.multiply(a, small._points[j]) for j in sigma))
+    m2 = key(S2, small, m1)
+    k1 = deck_keys(S1, 1, small.game, small.deck_id, 8)
+    m3 = DealMessage(3, small.deck_id,
+                     tuple(_curve.multiply(_curve.private(k1.cards[i] * pow(a_false, -1, _curve.N) % _curve.N),
+                                           m2.point(i)) for i in range(8)),
+                     rekey(S1, small, m2).keys)
+    v = verifier(small, (m1, m2, m3))
+    assert [v.open(i, *shares(small, i)) for i in range(8)] == expected_labels(small)
+    given = tuple(Share(p, i, share(S1 if p == 1 else S2, p, small, i)) for i in range(8) for p in (1, 2))
+    assert audit((S1, S2), [DealRecord(small, v.messages, given, v.opened)]) == 1
+
+
+def test_positions_opened_as_dealt_need_no_card_arithmetic_at_the_audit(small: HashedDeck,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """DEAL-FORMAT.md §8: with both secrets, only the shuffle (8 cards) and the positions not opened are
+    multiplied; the same audit without the openings multiplies all 24 values."""
+    v = verifier(small, messages(small))
+    for i in range(5):
+        v.open(i, *shares(small, i))
+    from basilica_p2p.deal import _audit
+    calls = []
+    real = _audit.multiply
+    monkeypatch.setattr(_audit, "multiply", lambda k, p: calls.append(1) or real(k, p))
+    counted = []
+    real_shuffle = _audit.shuffle
+    monkeypatch.setattr(_audit, "shuffle", lambda s, d: counted.append(len(d)) or real_shuffle(s, d))
+    assert audit((S1, S2), [DealRecord(small, v.messages, opened=v.opened)]) is None
+    assert (len(calls), counted) == (2 * 3, [8])
+    calls.clear()
+    assert audit((S1, S2), [DealRecord(small, v.messages)]) is None
+    assert len(calls) == 2 * 8
 
 
 def test_a_per_card_key_not_matching_its_commitment_opens_to_nothing(small: HashedDeck) -> None:
@@ -595,11 +646,6 @@ def xb(p: Point) -> bytes:
     return p[0].to_bytes(32, "big")
 
 
-def compressed(p: Point) -> bytes:
-    assert p is not None
-    return bytes([2 + (p[1] & 1)]) + p[0].to_bytes(32, "big")
-
-
 def tagged(tag: str, *fields: bytes) -> bytes:
     data = tag.encode() + b"\x00" + b"".join(len(f).to_bytes(4, "big") + f for f in fields)
     return hashlib.sha256(data).digest()
@@ -658,9 +704,13 @@ def test_vectors_from_scratch() -> None:
         d3 = [xb(mul(a_i[i] * pow(a, -1, N) % N, lift(d2[i]))) for i in range(m)]
         assert d["shuffle"]["cards"] == [c.hex() for c in d1]
         assert d["key"]["cards"] == [c.hex() for c in d2]
-        assert d["key"]["keys"] == [compressed(mul(k, G)).hex() for k in b_i]
+        def commits(player: int, keys: list[int]) -> list[str]:
+            return [tagged("basilica-p2p/deal/sra-p256-v1/key-commitment", game, deck.encode(), bytes([player]),
+                           i.to_bytes(4, "big"), k.to_bytes(32, "big")).hex() for i, k in enumerate(keys)]
+
+        assert d["key"]["keys"] == commits(2, b_i)
         assert d["rekey"]["cards"] == [c.hex() for c in d3]
-        assert d["rekey"]["keys"] == [compressed(mul(k, G)).hex() for k in a_i]
+        assert d["rekey"]["keys"] == commits(1, a_i)
         for step, name in ((1, "shuffle"), (2, "key"), (3, "rekey")):
             value = {"deck": deck, "cards": [bytes.fromhex(c) for c in d[name]["cards"]]}
             if step > 1:

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
-from dataclasses import dataclass
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass, field
 
-from ._deal import DealMessage, MalformedValue, key, rekey, share, shuffle
+from ._curve import N, inverse, key_commitment, multiply, private
+from ._deal import DealMessage, MalformedValue, share, shuffle
 from ._deck import HashedDeck
 from ._errors import InvalidDeck
+from ._keys import card_key, deck_key, permutation
 
 
 @dataclass(frozen=True)
@@ -21,11 +23,13 @@ class Share:
 
 @dataclass(frozen=True)
 class DealRecord:
-    """One deck's signed deal: its three messages and the shares given for it, in chain order."""
+    """One deck's signed deal: its three messages, the shares given for it in chain order, and the
+    label each position opened to in the game (position -> label)."""
 
     deck: HashedDeck
     messages: tuple[DealMessage, DealMessage, DealMessage]
     shares: tuple[Share, ...] = ()
+    opened: Mapping[int, str] = field(default_factory=dict)
 
 
 def audit(secrets: tuple[object, object], records: Sequence[DealRecord],
@@ -36,10 +40,19 @@ def audit(secrets: tuple[object, object], records: Sequence[DealRecord],
     the shuffle as signed), player 1's re-key (from the keyed deck as
     signed), then the shares in order.  A secret that is not 32 bytes blames
     its player.  ``check`` limits the audit to some players: a peer need only
-    audit the other (its own data it made itself), at half the cost.
+    audit the other (its own data it made itself), at half the cost; a
+    secret not yet known may then be None.
 
     Every message was checked by :func:`parse_message` when received, so
     each recomputation here starts from valid points.
+
+    When both secrets are known, a position that opened in the game to the
+    label the two permutations put there needs no curve arithmetic for its
+    ``key`` and ``rekey`` values: the opening showed x(D3[i]) = x(a_i·b_i·C),
+    with the shares checked below against the secrets, and with the shuffle
+    recomputed in full that holds only if both values are the ones the
+    secrets give (unless the two players cheat together, which wrongs
+    neither).  DEAL-FORMAT.md §8.
     """
     def secret(player: int) -> bytes:
         s = secrets[player - 1]
@@ -50,11 +63,12 @@ def audit(secrets: tuple[object, object], records: Sequence[DealRecord],
     try:
         for rec in records:
             m1, m2, m3 = rec.messages
+            shown = _shown_as_dealt(secrets, rec)
             if 1 in check and shuffle(secret(1), rec.deck) != m1:
                 return 1
-            if 2 in check and key(secret(2), rec.deck, m1) != m2:
+            if 2 in check and not _key_holds(secret(2), rec.deck, m1, m2, shown):
                 return 2
-            if 1 in check and rekey(secret(1), rec.deck, m2) != m3:
+            if 1 in check and not _rekey_holds(secret(1), rec.deck, m2, m3, shown):
                 return 1
             for sh in rec.shares:
                 if sh.player not in check:
@@ -68,3 +82,42 @@ def audit(secrets: tuple[object, object], records: Sequence[DealRecord],
     except MalformedValue as e:
         return e.player
     return None
+
+
+def _shown_as_dealt(secrets: tuple[object, object], rec: DealRecord) -> frozenset[int]:
+    """The positions that opened to the label both secrets' permutations put there (none unless both are known)."""
+    s1, s2 = secrets
+    if not rec.opened or not (isinstance(s1, bytes) and len(s1) == 32 and isinstance(s2, bytes) and len(s2) == 32):
+        return frozenset()
+    deck = rec.deck
+    sigma = permutation(s1, 1, deck.game, deck.deck_id, len(deck))
+    tau = permutation(s2, 2, deck.game, deck.deck_id, len(deck))
+    labels = deck.deck.labels
+    return frozenset(i for i, label in rec.opened.items()
+                     if 0 <= i < len(deck) and labels[sigma[tau[i]]] == label)
+
+
+def _key_holds(secret: bytes, deck: HashedDeck, shuffled: DealMessage, keyed: DealMessage,
+               shown: frozenset[int]) -> bool:
+    """:func:`key` recomputed and compared, skipping the card arithmetic of the positions in ``shown``."""
+    tau = permutation(secret, 2, deck.game, deck.deck_id, len(deck))
+    for i, j in enumerate(tau):
+        b = card_key(secret, 2, deck.game, deck.deck_id, i)
+        if keyed.keys[i] != key_commitment(deck.game, deck.deck_id, 2, i, b):
+            return False
+        if i not in shown and keyed.cards[i] != multiply(private(b), shuffled.point(j)):
+            return False
+    return True
+
+
+def _rekey_holds(secret: bytes, deck: HashedDeck, keyed: DealMessage, rekeyed: DealMessage,
+                 shown: frozenset[int]) -> bool:
+    """:func:`rekey` recomputed and compared, skipping the card arithmetic of the positions in ``shown``."""
+    a_inv = inverse(deck_key(secret, 1, deck.game, deck.deck_id))
+    for i in range(len(deck)):
+        a_i = card_key(secret, 1, deck.game, deck.deck_id, i)
+        if rekeyed.keys[i] != key_commitment(deck.game, deck.deck_id, 1, i, a_i):
+            return False
+        if i not in shown and rekeyed.cards[i] != multiply(private(a_i * a_inv % N), keyed.point(i)):
+            return False
+    return True

@@ -16,7 +16,6 @@ import hashlib
 from typing import Any
 
 from cryptography.hazmat.primitives.asymmetric import ec
-from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 
 # FIPS 186-4 D.1.2.3: the field prime, the curve's b (a = -3) and the group order.
 P = 2**256 - 2**224 + 2**192 + 2**96 - 1
@@ -27,6 +26,7 @@ _CURVE = ec.SECP256R1()
 _ECDH = ec.ECDH()
 
 CARD_TAG = b"basilica-p2p/deal/sra-p256-v1/card"
+KEY_COMMIT_TAG = b"basilica-p2p/deal/sra-p256-v1/key-commitment"
 
 
 def tagged_hash(tag: bytes, *fields: bytes) -> bytes:
@@ -58,15 +58,14 @@ def load(x: object) -> Any:
     return _decompress(2, x)
 
 
-def load_commitment(c: object) -> Any:
-    """A compressed point ``0x02/0x03 || x`` (0 < x < p) as a public key object, or None."""
-    if not isinstance(c, bytes) or len(c) != 33 or c[0] not in (2, 3):
-        return None
-    return _decompress(c[0], c[1:])
-
-
 def hash_to_card(game: bytes, deck_id: str, label: str) -> tuple[bytes, int]:
-    """Try-and-increment: the first counter whose tagged hash is a valid x.  Returns (x, counter).
+    """Try-and-increment: the first counter whose tagged hash is a valid x.  Returns (x, counter)."""
+    x, counter, _ = hash_to_point(game, deck_id, label)
+    return x, counter
+
+
+def hash_to_point(game: bytes, deck_id: str, label: str) -> tuple[bytes, int, Any]:
+    """:func:`hash_to_card` with the point it loaded on the way, so a deck is decompressed once.
 
     The test is the one ``load`` makes: 0 < x < p and x^3 - 3x + b a square
     mod p (p ≡ 3 mod 4, so a square root is one pow; OpenSSL's
@@ -76,13 +75,14 @@ def hash_to_card(game: bytes, deck_id: str, label: str) -> tuple[bytes, int]:
     counter = 0
     while True:
         x = tagged_hash(CARD_TAG, *fields, counter.to_bytes(4, "big"))
-        if load(x) is not None:
-            return x, counter
+        point = load(x)
+        if point is not None:
+            return x, counter, point
         counter += 1
 
 
 def private(k: int) -> Any:
-    """The scalar 1 ≤ k < n as a private key (computing k·G once; its public key is the commitment)."""
+    """The scalar 1 ≤ k < n as a private key (OpenSSL computes k·G as well: the cost of a call)."""
     return ec.derive_private_key(k, _CURVE)
 
 
@@ -91,9 +91,16 @@ def multiply(key: Any, point: Any) -> bytes:
     return key.exchange(_ECDH, point)  # type: ignore[no-any-return]
 
 
-def commitment(key: Any) -> bytes:
-    """k·G in its 33-byte compressed encoding: binds the scalar k exactly (sign included)."""
-    return key.public_key().public_bytes(Encoding.X962, PublicFormat.CompressedPoint)  # type: ignore[no-any-return]
+def key_commitment(game: bytes, deck_id: str, player: int, position: int, k: int) -> bytes:
+    """A player's commitment to its per-card key k for one position: a tagged SHA-256, 32 bytes.
+
+    A hash binds k exactly (another key with the same commitment is a
+    SHA-256 collision) and hides it (k is a uniform 256-bit scalar), and
+    checking a share against it costs a hash, where a commitment k·G costs a
+    scalar multiplication to make and another to check.
+    """
+    return tagged_hash(KEY_COMMIT_TAG, game, deck_id.encode("utf-8"), bytes([player]),
+                       position.to_bytes(4, "big"), k.to_bytes(32, "big"))
 
 
 def inverse(k: int) -> int:

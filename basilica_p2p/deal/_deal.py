@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ._curve import N, commitment, inverse, load, load_commitment, multiply, private
+from ._curve import N, inverse, key_commitment, load, multiply, private
 from ._deck import HashedDeck
 from ._errors import FalseShare, InvalidDeck, MalformedValue, NotACard, NotOnCurve, RepeatedCard, WrongCardCount
 from ._keys import card_key, deck_key, permutation
@@ -21,7 +21,7 @@ class DealMessage:
     """One deal message: ``step`` 1 (player 1's shuffle), 2 (player 2's key) or 3 (player 1's re-key).
 
     ``cards`` are 32-byte x-coordinates; ``keys`` (steps 2 and 3) the
-    sender's per-card key commitments k_i·G, 33 bytes compressed.
+    sender's per-card key commitments (:func:`key_commitment`), 32 bytes each.
     """
 
     step: int
@@ -36,7 +36,7 @@ class DealMessage:
         return SENDER[self.step]
 
     def to_value(self) -> dict[str, Any]:
-        """The msgpack-able body: ``{"deck": str, "cards": [bin32...]}`` plus ``"keys": [bin33...]`` after step 1."""
+        """The msgpack-able body: ``{"deck": str, "cards": [bin32...]}`` plus ``"keys": [bin32...]`` after step 1."""
         value: dict[str, Any] = {"deck": self.deck_id, "cards": list(self.cards)}
         if self.step != SHUFFLE:
             value["keys"] = list(self.keys)
@@ -64,25 +64,25 @@ def shuffle(secret: bytes, deck: HashedDeck) -> DealMessage:
 
 
 def key(secret: bytes, deck: HashedDeck, shuffled: DealMessage) -> DealMessage:
-    """Player 2's message: D2[i] = x(b_i · D1[τ[i]]), with commitments b_i·G."""
+    """Player 2's message: D2[i] = x(b_i · D1[τ[i]]), with a commitment to each b_i."""
     secret = check_secret(secret, 2)
     tau = permutation(secret, 2, deck.game, deck.deck_id, len(deck))
     cards, keys = [], []
     for i, j in enumerate(tau):
-        b = private(card_key(secret, 2, deck.game, deck.deck_id, i))
-        cards.append(multiply(b, shuffled.point(j)))
-        keys.append(commitment(b))
+        b = card_key(secret, 2, deck.game, deck.deck_id, i)
+        cards.append(multiply(private(b), shuffled.point(j)))
+        keys.append(key_commitment(deck.game, deck.deck_id, 2, i, b))
     return DealMessage(KEY, deck.deck_id, tuple(cards), tuple(keys))
 
 
 def rekey(secret: bytes, deck: HashedDeck, keyed: DealMessage) -> DealMessage:
-    """Player 1's last message: D3[i] = x(a_i · a⁻¹ · D2[i]), with commitments a_i·G."""
+    """Player 1's last message: D3[i] = x(a_i · a⁻¹ · D2[i]), with a commitment to each a_i."""
     secret = check_secret(secret, 1)
     a_inv = inverse(deck_key(secret, 1, deck.game, deck.deck_id))
     cards, keys = [], []
     for i in range(len(deck)):
         a_i = card_key(secret, 1, deck.game, deck.deck_id, i)
-        keys.append(commitment(private(a_i)))
+        keys.append(key_commitment(deck.game, deck.deck_id, 1, i, a_i))
         cards.append(multiply(private(a_i * a_inv % N), keyed.point(i)))
     return DealMessage(REKEY, deck.deck_id, tuple(cards), tuple(keys))
 
@@ -111,10 +111,10 @@ def parse_share(value: object, player: int) -> int:
     return s
 
 
-def check_share(keyed: DealMessage, position: int, value: object, player: int) -> int:
-    """Parse a share and check s·G against the sender's commitment for ``position``."""
+def check_share(deck: HashedDeck, keyed: DealMessage, position: int, value: object, player: int) -> int:
+    """Parse a share and check it against the sender's commitment for ``position``."""
     s = parse_share(value, player)
-    if commitment(private(s)) != keyed.keys[position]:
+    if key_commitment(deck.game, deck.deck_id, player, position, s) != keyed.keys[position]:
         raise FalseShare(f"player {player}'s share for position {position} of deck {keyed.deck_id!r} "
                          "does not match its key commitment", player)
     return s
@@ -129,8 +129,8 @@ def open_card(deck: HashedDeck, keyed: DealMessage, rekeyed: DealMessage, positi
     that is no card raises :class:`NotACard` (only the audit can blame).
     """
     _check_position(deck, position)
-    return open_checked(deck, rekeyed, position, check_share(rekeyed, position, share_p1, 1),
-                        check_share(keyed, position, share_p2, 2))
+    return open_checked(deck, rekeyed, position, check_share(deck, rekeyed, position, share_p1, 1),
+                        check_share(deck, keyed, position, share_p2, 2))
 
 
 def open_checked(deck: HashedDeck, rekeyed: DealMessage, position: int, s1: int, s2: int) -> str:
@@ -149,8 +149,8 @@ def parse_message(deck: HashedDeck, step: int, value: object, previous: DealMess
     exactly the step's keys, in order), the deck id, the card count, every
     card a valid x-coordinate (0 < x < p, on the curve), no card repeated
     within the message or carried over unkeyed from the step before (or,
-    for step 1, a bare card point), and every key commitment a compressed
-    point.
+    for step 1, a bare card point).  A key commitment is any 32 bytes: one
+    that no key gives fails the first share checked against it.
     """
     if step not in SENDER:
         raise InvalidDeck(f"deal step {step!r} is not 1, 2 or 3")
@@ -163,7 +163,7 @@ def parse_message(deck: HashedDeck, step: int, value: object, previous: DealMess
         raise MalformedValue(f"the {name} message is for deck {str(value['deck'])[:70]!r}, "
                              f"not {deck.deck_id!r}", sender)
     cards, keys = value["cards"], value.get("keys", [])
-    for what, items, size in (("cards", cards, 32), ("keys", keys, 33)):
+    for what, items, size in (("cards", cards, 32), ("keys", keys, 32)):
         if not isinstance(items, list):
             raise MalformedValue(f"{what} of the {name} message is not an array", sender)
         if what == "cards" or step != SHUFFLE:
@@ -185,7 +185,4 @@ def parse_message(deck: HashedDeck, step: int, value: object, previous: DealMess
         if c in before:
             raise RepeatedCard(f"card {i} of the {name} message is not keyed: the step before holds it", sender)
         seen[c] = i
-    for i, k in enumerate(keys):
-        if load_commitment(k) is None:
-            raise NotOnCurve(f"key commitment {i} of the {name} message is not a compressed P-256 point", sender)
     return DealMessage(step, deck.deck_id, tuple(cards), tuple(keys), points)

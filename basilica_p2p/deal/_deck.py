@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..wire.text import is_text
-from ._curve import hash_to_card, load
+from ._curve import hash_to_point
 from ._errors import InvalidDeck
 
 MAX_CARDS = 512  # a 3rd message of 512 cards is ~35 KB, well under the 64 KiB envelope cap
@@ -72,12 +72,12 @@ def hash_deck(game: bytes, deck: Deck) -> HashedDeck:
         raise InvalidDeck("a game id is 32 bytes")
     if not isinstance(deck, Deck):
         raise InvalidDeck("not a Deck")
-    pairs = [hash_to_card(game, deck.deck_id, label) for label in deck.labels]
-    cards = tuple(x for x, _ in pairs)
+    hashed = [hash_to_point(game, deck.deck_id, label) for label in deck.labels]
+    cards = tuple(x for x, _, _ in hashed)
     by_card = {x: j for j, x in enumerate(cards)}
     if len(by_card) != len(cards):  # pragma: no cover - a SHA-256 collision
         raise InvalidDeck(f"two labels of deck {deck.deck_id!r} hash to one card")
-    return HashedDeck(game, deck, cards, tuple(c for _, c in pairs), tuple(load(x) for x in cards), by_card)
+    return HashedDeck(game, deck, cards, tuple(c for _, c, _ in hashed), tuple(p for _, _, p in hashed), by_card)
 
 
 @dataclass(frozen=True)

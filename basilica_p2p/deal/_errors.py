@@ -32,7 +32,7 @@ class WrongCardCount(DealError):
 
 
 class NotOnCurve(DealError):
-    """A card that is not the x-coordinate of a P-256 point, or a key commitment that is no point."""
+    """A card that is not the x-coordinate of a P-256 point."""
 
     check = "not-on-curve"
 

@@ -112,14 +112,13 @@ class DeckDeal:
         if (position, player) in self._pending:
             raise OutOfOrder(f"player {player} already gave its share for position {position}", player)
         if player == self.me:
-            # Our own share is what our secret gives: a hash to check, not the scalar
-            # multiplication a commitment check takes.
+            # Our own share is what our secret gives.
             if value != self.my_share(position):
                 raise FalseShare(f"our own share for position {position} of deck {self.deck.deck_id!r} is not "
                                  "the one our secret gives", player)
             return parse_share(value, player)
         keyed = self._messages[KEY - 1] if player == 2 else self._messages[REKEY - 1]
-        return check_share(keyed, position, value, player)
+        return check_share(self.deck, keyed, position, value, player)
 
     def add_share(self, player: int, position: int, value: object, checked: int | None = None) -> str | None:
         """Take one player's share for ``position``; return the label once both are in, else None.
@@ -144,8 +143,8 @@ class DeckDeal:
         self._need_dealt()
         _check_position(self.deck, position)
         self._need_closed(position)
-        return self._open(position, check_share(self._messages[REKEY - 1], position, share_p1, 1),
-                          check_share(self._messages[KEY - 1], position, share_p2, 2))
+        return self._open(position, check_share(self.deck, self._messages[REKEY - 1], position, share_p1, 1),
+                          check_share(self.deck, self._messages[KEY - 1], position, share_p2, 2))
 
     def _open(self, position: int, s1: int, s2: int) -> str:
         label = open_checked(self.deck, self._messages[REKEY - 1], position, s1, s2)
