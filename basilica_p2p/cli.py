@@ -666,6 +666,13 @@ NET_HELP = {
     "shuffle": "How the stack is dealt: sra-p256-v1 (the default: face down, so that neither side can see it, "
                "audited at the end) or commit-reveal-v1 (one seed both sides know: the stack is unbiased but "
                "a modified client could read it). Both sides must ask for the same.",
+    "no_invite": "Take the first peer that connects to HOST:PORT, as before invites (trust on first use); "
+                 "by default the host prints an invite code and lets in only its holder.",
+    "stun": "A STUN server (HOST:PORT) that tells this side its public address; repeat for more. "
+            "Default: two public servers (docs/network.md, 'Playing over the internet').",
+    "no_stun": "Ask no STUN server: the invite then holds no public address.",
+    "no_port_mapping": "Do not ask the router for a port (PCP, NAT-PMP, UPnP-IGD).",
+    "invite_ttl": "Seconds the invite stays valid.",
     "keep": "Keep each game's hidden .session file (what resume needs) after the game is finished and both "
             "sides hold the result; by default it is deleted then.",
 }
@@ -709,8 +716,18 @@ def host_cmd(
     move_time: Optional[float] = OPT_MOVE,
     keep_session: bool = OPT_KEEP,
     shuffle: str = OPT_NET_SHUFFLE,
+    no_invite: bool = typer.Option(False, "--no-invite", metavar="", help=NET_HELP["no_invite"]),
+    stun: Optional[list[str]] = typer.Option(None, "--stun", metavar="HOST:PORT", help=NET_HELP["stun"]),
+    no_stun: bool = typer.Option(False, "--no-stun", metavar="", help=NET_HELP["no_stun"]),
+    no_port_mapping: bool = typer.Option(False, "--no-port-mapping", metavar="", help=NET_HELP["no_port_mapping"]),
+    invite_ttl: int = typer.Option(600, "--invite-ttl", min=10, max=7 * 24 * 3600, help=NET_HELP["invite_ttl"]),
 ) -> None:
-    """Wait for a peer to join, then play. Prints the address and port it listens on.
+    """Wait for a peer to join, then play. Prints where it listens and an invite to paste to the other player.
+
+    The invite ('basilica join bas1:...') carries this side's key and the addresses where it may be
+    reached, including a port mapped on the router and the public address a STUN server sees; only its
+    holder can take the seat. If the joiner prints a reply code ('bas1r:...'), paste it here and both
+    sides punch a hole through their routers.
 
     Without --bot you play under your identity, made on first use and named after your login name.
     'basilica id rename NAME' changes the name the other player sees.
@@ -722,6 +739,11 @@ def host_cmd(
                           keep_session=keep_session, shuffle=shuffle)
     assert config.resume_info is not None
     config.resume_info["address"] = bind
+    if not no_invite:
+        internet = _internet_options(stun, no_stun, no_port_mapping, invite_ttl, handshake_timeout)
+        _run_peer(lambda: _host_with_invite(bind, port, config, internet), config, f" ({bind}:{port})",
+                  _host_hint(bind, port))
+        return
 
     def ready(address: str, actual: int) -> None:
         typer.echo(f"listening on {address}:{actual}", err=False)
@@ -736,7 +758,8 @@ def host_cmd(
 @app.command("join")
 def join_cmd(
     ctx: typer.Context,
-    address: str = typer.Argument(..., help="The host as HOST:PORT, e.g. 192.168.1.20:7431."),
+    address: str = typer.Argument(..., help="The invite the host printed (bas1:...), or the host as HOST:PORT "
+                                  "(e.g. 192.168.1.20:7431) for a host started with --no-invite."),
     bot: Optional[str] = OPT_BOT,
     ruleset: Ruleset = OPT_RULESET,
     festum: bool = OPT_FESTUM,
@@ -750,14 +773,25 @@ def join_cmd(
     move_time: Optional[float] = OPT_MOVE,
     keep_session: bool = OPT_KEEP,
     shuffle: str = OPT_NET_SHUFFLE,
+    stun: Optional[list[str]] = typer.Option(None, "--stun", metavar="HOST:PORT", help=NET_HELP["stun"]),
+    no_stun: bool = typer.Option(False, "--no-stun", metavar="", help=NET_HELP["no_stun"]),
 ) -> None:
     """Connect to a host and play as many games as the host starts.
+
+    With an invite, every address in it is tried at once and the host's key is checked against the one
+    the invite pins. If none answers within a few seconds, this side prints a reply code for the host to
+    paste, and both sides punch a hole through their routers.
 
     Without --bot you play under your identity, made on first use and named after your login name.
     'basilica id rename NAME' changes the name the other player sees.
     """
     from .net import peer as net_peer
 
+    if address.strip().lower().startswith("bas"):
+        _join_with_invite(ctx, address, bot, ruleset, festum, festum_removal, manifest, replay_dir,
+                          handshake_timeout, idle_timeout, ping_interval, frame_timeout, move_time, keep_session,
+                          shuffle, _internet_options(stun, no_stun, True, 600, handshake_timeout))
+        return
     host_part, sep, port_part = address.rpartition(":")
     if not sep or not port_part.isdigit() or not 0 < int(port_part) < 65536 or not host_part:
         raise fail(f"{address!r} is not HOST:PORT")
@@ -767,6 +801,127 @@ def join_cmd(
     assert config.resume_info is not None
     config.resume_info.update(address=host_part.strip("[]"), port=int(port_part))
     _run_peer(lambda: net_peer.join(host_part.strip("[]"), int(port_part), config), config, f" ({address})")
+
+
+def _internet_options(stun: Optional[list[str]], no_stun: bool, no_port_mapping: bool, ttl: int,
+                      handshake: float):  # type: ignore[no-untyped-def]
+    from .net.gate import GateLimits
+    from .net.invited import InternetOptions
+    from .net.stun import DEFAULT_SERVERS
+
+    servers = []
+    for text in stun or []:
+        host_part, sep, port_part = text.rpartition(":")
+        if not sep or not port_part.isdigit() or not 0 < int(port_part) < 65536 or not host_part:
+            raise fail(f"--stun {text!r} is not HOST:PORT")
+        servers.append((host_part.strip("[]"), int(port_part)))
+    chosen = () if no_stun else tuple(servers) or DEFAULT_SERVERS
+    return InternetOptions(stun=chosen, port_mapping=not no_port_mapping, ttl=ttl,
+                           limits=GateLimits(handshake_time=min(5.0, handshake)))
+
+
+async def _stdin_lines():  # type: ignore[no-untyped-def]
+    """Lines typed or piped on standard input, read only while awaited (nothing is taken from a
+    game's prompt later); stops at end of input, or at once when standard input cannot be polled."""
+    import os as _os
+
+    import trio
+
+    try:
+        fd = sys.stdin.fileno()
+    except (AttributeError, ValueError, OSError):
+        return
+    buffer = b""
+    while True:
+        try:
+            await trio.lowlevel.wait_readable(fd)
+        except (OSError, ValueError):  # a regular file, /dev/null: nothing to wait for
+            return
+        data = _os.read(fd, 4096)
+        if not data:
+            return
+        buffer += data
+        while b"\n" in buffer:
+            line, buffer = buffer.split(b"\n", 1)
+            yield line.decode("utf-8", "replace")
+
+
+async def _host_with_invite(bind: str, port: int, config, internet):  # type: ignore[no-untyped-def]
+    import time
+    from contextlib import AsyncExitStack
+
+    from .net.gate import GateClosed, describe_path
+    from .net.invite import format_invite
+    from .net.invited import host_connection
+    from .net.peer import play_games
+    from .net.session import SessionError
+
+    def ready(r) -> None:  # type: ignore[no-untyped-def]
+        config.resume_info["port"] = r.port
+        typer.echo(f"listening on {bind}:{r.port}")
+        typer.echo(f"invite: basilica join {format_invite(r.invite)}")
+        sys.stdout.flush()
+        for note in r.notes:
+            typer.echo(note, err=True)
+        typer.echo(f"give the invite line to the other player (it is valid for {internet.ttl} s and lets in one "
+                   "player); if they print a 'reply: bas1r:...' line, paste it here and press Enter", err=True)
+
+    async with AsyncExitStack() as stack:
+        try:
+            admitted = await host_connection(bind, port, config.me, internet, int(time.time()), ready, config.log,
+                                             _stdin_lines(), stack, config.timeouts.frame)
+        except GateClosed as e:
+            raise SessionError(str(e)) from None
+        typer.echo(f"connected: {describe_path(admitted.via)} (from {admitted.peer})", err=True)
+        config.pinned = admitted.joiner_key
+        return await play_games(admitted.framed, True, config)
+
+
+def _join_with_invite(ctx, code, bot, ruleset, festum, festum_removal, manifest, replay_dir,  # type: ignore[no-untyped-def]
+                      handshake_timeout, idle_timeout, ping_interval, frame_timeout, move_time, keep_session,
+                      shuffle, internet) -> None:
+    import time
+
+    from .net.invite import InviteError, invite_id, parse_invite
+    from .net.ledger import GameLedger
+
+    try:
+        invite = parse_invite(code, int(time.time()))
+    except InviteError as e:
+        raise fail(f"invite: {e}") from None
+    config = _net_options(bot, ruleset, festum, festum_removal, manifest, replay_dir, handshake_timeout,
+                          idle_timeout, ping_interval, frame_timeout, move_time, ctx, "join",
+                          keep_session=keep_session, shuffle=shuffle)
+    used = GameLedger(home_of(ctx), "invites_used")
+    ident = bytes.fromhex(invite_id(invite))
+    if used.signed(config.me.public, ident):
+        raise fail("this invite was used already: ask the host for a new one", code=1)
+
+    async def run():  # type: ignore[no-untyped-def]
+        from .net.dial import NoPath
+        from .net.invited import join_connection
+        from .net.peer import play_games
+        from .net.session import SessionError
+
+        def show_reply(text: str) -> None:
+            typer.echo(f"reply: {text}")
+            sys.stdout.flush()
+            typer.echo("no address in the invite answered yet: give the reply line above to the host, who pastes "
+                       "it into its window; both sides then punch a hole through their routers", err=True)
+
+        try:
+            dialed = await join_connection(invite, config.me, internet, show_reply, config.log)
+        except NoPath as e:
+            for where, why in e.failures:
+                typer.echo(f"  {where}: {why}", err=True)
+            raise SessionError(str(e)) from None
+        used.claim(config.me.public, ident)
+        host_part, _, port_part = dialed.address.rpartition(":")
+        config.resume_info.update(address=host_part.strip("[]"), port=int(port_part))
+        config.pinned = invite.key
+        return await play_games(dialed.framed, False, config)
+
+    _run_peer(run, config, "", lambda e: "the invite's addresses did not answer")
 
 
 @app.command("tournament")

@@ -77,7 +77,7 @@ def _check_interrupted(code: int, err: str, replay: Path | None) -> None:
 
 
 def test_ctrl_c_while_waiting_for_a_peer_to_join(tmp_path: Path) -> None:
-    host = _start(["host", "--port", "0", "--bind", "127.0.0.1", "--bot", "random"], tmp_path / "home")
+    host = _start(["host", "--no-invite", "--port", "0", "--bind", "127.0.0.1", "--bot", "random"], tmp_path / "home")
     _listening_port(host)
     code, err = _interrupt(host)
     _check_interrupted(code, err, None)
@@ -89,7 +89,7 @@ def test_ctrl_c_in_host_join_and_resume_leaves_replays_that_resume_and_finish(tm
     interrupted while it waits; then both sides resume (a bot taking the person's seat) and the
     game ends, both replays verifying and identical."""
     home = tmp_path / "home"
-    host = _start(["host", "--port", "0", "--bind", "127.0.0.1", "--bot", "greedy", "--replay-dir",
+    host = _start(["host", "--no-invite", "--port", "0", "--bind", "127.0.0.1", "--bot", "greedy", "--replay-dir",
                    str(tmp_path / "a")], home)
     port = _listening_port(host)
     # The person's input stays open and empty.
@@ -148,7 +148,7 @@ def test_ctrl_c_at_a_terminal_prompt_gives_the_terminal_back(tmp_path: Path) -> 
     import termios
 
     home = tmp_path / "home"
-    host = _start(["host", "--port", "0", "--bind", "127.0.0.1", "--bot", "greedy", "--replay-dir",
+    host = _start(["host", "--no-invite", "--port", "0", "--bind", "127.0.0.1", "--bot", "greedy", "--replay-dir",
                    str(tmp_path / "a")], home)
     port = _listening_port(host)
     master, slave = pty.openpty()
@@ -186,7 +186,7 @@ def test_a_busy_port_gets_the_hosts_advice_not_the_joiners(tmp_path: Path) -> No
         busy.bind(("127.0.0.1", 0))
         busy.listen()
         port = busy.getsockname()[1]
-        r = CliRunner().invoke(app, ["--home", str(tmp_path / "home"), "host", "--port", str(port), "--bind",
+        r = CliRunner().invoke(app, ["--home", str(tmp_path / "home"), "host", "--no-invite", "--port", str(port), "--bind",
                                      "127.0.0.1", "--bot", "random"], env={"BASILICA_HOME": None})
     assert r.exit_code == 1, r.output
     err = r.stderr.strip()

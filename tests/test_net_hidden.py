@@ -306,7 +306,7 @@ def _cli(home: Path, *args: str) -> subprocess.Popen[str]:
 
 
 def _host_and_join(tmp_path: Path, host_args: list[str], join_args: list[str]) -> tuple[tuple[int, str, str], ...]:
-    host = _cli(tmp_path / "hh", "host", "--port", "0", "--bind", "127.0.0.1", "--bot", "random",
+    host = _cli(tmp_path / "hh", "host", "--no-invite", "--port", "0", "--bind", "127.0.0.1", "--bot", "random",
                 "--replay-dir", str(tmp_path / "h"), *host_args)
     assert host.stdout is not None
     line = host.stdout.readline()
@@ -341,7 +341,7 @@ def test_host_and_join_that_ask_for_different_schemes_are_refused(tmp_path: Path
 
 
 def test_an_unknown_scheme_is_refused_before_anything_starts(tmp_path: Path) -> None:
-    proc = _cli(tmp_path / "hh", "host", "--port", "0", "--bot", "random", "--shuffle", "deck-of-cards")
+    proc = _cli(tmp_path / "hh", "host", "--no-invite", "--port", "0", "--bot", "random", "--shuffle", "deck-of-cards")
     _, err = proc.communicate(timeout=60)
     assert proc.returncode != 0 and "Traceback" not in err
     assert "--shuffle 'deck-of-cards': choose sra-p256-v1 or commit-reveal-v1" in err, err

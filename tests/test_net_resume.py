@@ -30,7 +30,7 @@ def _cli(*args: str) -> list[str]:
 
 def _start_game(tmp: Path) -> tuple[subprocess.Popen[str], subprocess.Popen[str]]:
     home = tmp / "home"
-    host = subprocess.Popen(_cli("host", "--port", "0", "--bind", "127.0.0.1", "--bot", "slow_bot:SlowRandom",
+    host = subprocess.Popen(_cli("host", "--no-invite", "--port", "0", "--bind", "127.0.0.1", "--bot", "slow_bot:SlowRandom",
                                  "--replay-dir", str(tmp / "a")), env=_env(home), stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
     assert host.stdout is not None

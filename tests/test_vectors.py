@@ -22,6 +22,7 @@ from basilica_p2p.engine.manifest import parse_manifest
 from basilica_p2p.replay.verify import verify_file
 from basilica_p2p.wire.text import is_text
 from basilica_p2p.deal.vectors import FILE as DEAL_FILE
+from basilica_p2p.net.invite_vectors import FILE as INVITE_FILE
 from basilica_p2p.wire.playthroughs import FILES as PLAYTHROUGH_FILES
 from basilica_p2p.wire.vectors import FILES, build_vectors, main
 
@@ -65,7 +66,8 @@ def test_the_build_is_reproducible_and_main_writes_it(built: dict[str, bytes], t
 def test_the_folder_holds_the_vectors_and_a_readme() -> None:
     # Three generators write here; tests/test_playthroughs.py checks the golden playthroughs' files,
     # tests/test_deal.py the hidden deal's.
-    assert sorted(p.name for p in VECTORS.iterdir()) == sorted([*FILES, *PLAYTHROUGH_FILES, DEAL_FILE, "README.md"])
+    assert sorted(p.name for p in VECTORS.iterdir()) == sorted([*FILES, *PLAYTHROUGH_FILES, DEAL_FILE, INVITE_FILE,
+                                                                  "README.md"])
 
 
 # --- commit-reveal.json -------------------------------------------------------

@@ -30,6 +30,9 @@ CONTROL_SCHEMAS: dict[str, tuple[str, ...]] = {
     "error": ("t", "reason"),
     "resume": ("t", "game", "have", "tip"),  # how many envelopes of this game I hold, the hash of the last
     "bye": ("t",),
+    # Before a game on an invite's connection (net/gate.py): the host's signed challenge, the joiner's proof.
+    "challenge": ("t", "key", "nonce", "sig"),
+    "knock": ("t", "key", "mac", "via"),
 }
 
 

@@ -26,8 +26,10 @@ class LedgerError(Exception):
 
 
 class GameLedger:
-    def __init__(self, home: Path) -> None:
-        self.path = home / FILE
+    """Pairs (key, id) signed once each; ``file`` names the list (also ``invites_used``, net/invited.py)."""
+
+    def __init__(self, home: Path, file: str = FILE) -> None:
+        self.path = home / file
 
     def signed(self, key: bytes, game: bytes) -> bool:
         """Whether ``key`` already signed a hello for ``game``."""

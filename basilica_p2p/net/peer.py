@@ -15,7 +15,7 @@ import trio
 
 from ..engine import Game
 from ..identity import Identity
-from .framing import PeerBye, PeerClosed, PeerTimeout
+from .framing import FramedStream, PeerBye, PeerClosed, PeerTimeout
 from .ledger import GameLedger
 from .peers import KnownPeers
 from .session import (
@@ -49,9 +49,10 @@ class PeerConfig:
     current: Path | None = None  # the replay of the game under way (None between games): for Ctrl-C
     keep_session: bool = False  # keep each finished game's session file (normally deleted)
     ledger: GameLedger | None = None  # the game ids our keys signed: never one twice
+    pinned: bytes | None = None  # the peer's key, when an invite fixed it: any other is refused
 
 
-async def play_games(stream: trio.abc.Stream, hosting: bool, config: PeerConfig) -> list[GameReport]:
+async def play_games(stream: trio.abc.Stream | FramedStream, hosting: bool, config: PeerConfig) -> list[GameReport]:
     conn = Connection(stream, config.timeouts)
     reports: list[GameReport] = []
     # A finished game's session file whose last message was ours: deleted once anything the
@@ -79,7 +80,8 @@ async def play_games(stream: trio.abc.Stream, hosting: bool, config: PeerConfig)
             try:
                 report = await play_one_game(conn, config.me, seat, config.settings, config.agent_for(k),
                                              config.replay_dir, config.peers, config.log, config.on_move,
-                                             config.resume_info, on_start=started, ledger=config.ledger)
+                                             config.resume_info, on_start=started, ledger=config.ledger,
+                                             pinned=config.pinned)
             except (PeerBye, NoGameStarted, BadHello) as e:
                 # After the host's last game its goodbye can cross our next hello and the
                 # connection may even be reset: if no game was begun, the session is simply over.

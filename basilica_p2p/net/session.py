@@ -222,8 +222,9 @@ def differences(ours: dict[str, Any], theirs: dict[str, Any]) -> list[str]:
 class Connection:
     """A framed stream plus the rules for reading from a peer: idle and frame deadlines, keepalives."""
 
-    def __init__(self, stream: trio.abc.Stream, timeouts: Timeouts) -> None:
-        self.framed = FramedStream(stream, timeouts.frame)
+    def __init__(self, stream: trio.abc.Stream | FramedStream, timeouts: Timeouts) -> None:
+        # A stream that already carried frames (an invite's challenge and knock) keeps its buffer.
+        self.framed = stream if isinstance(stream, FramedStream) else FramedStream(stream, timeouts.frame)
         self.timeouts = timeouts
         self._pings = 0
         self.round_trips: list[float] = []  # seconds from sending an action to its acknowledgement
@@ -326,6 +327,12 @@ class Connection:
             raise PeerRefused(f"the peer stopped the game: {reason}", reason)
         elif msg["t"] == "bye":
             raise PeerBye("the peer said goodbye")
+        elif msg["t"] == "challenge":
+            raise Refused("this host hands out invites: join with the code it printed "
+                          "('basilica join bas1:...'), or ask it to host with --no-invite")
+        elif msg["t"] == "knock":
+            await self.tell_error("this host was started without an invite: join with its HOST:PORT")
+            raise Refused("the peer knocked with an invite, but this host hands out none (--no-invite)")
 
     async def _frame(self) -> Frame:
         """The next frame; a malformed one (bad length, unknown kind) disconnects the peer."""
@@ -366,10 +373,13 @@ async def play_one_game(
     resume_info: dict[str, Any] | None = None,
     on_start: Callable[[Path], None] | None = None,
     ledger: GameLedger | None = None,
+    pinned: bytes | None = None,
 ) -> GameReport:
     """Play one whole game on an open connection; ``seat`` 0 is player 1 (speaks first).
 
     With a ``ledger``, a game id our key already signed a hello for is refused.
+    With ``pinned`` (the key an invite named, or the one that proved the invite),
+    a hello signed by any other key is refused as a possible man in the middle.
 
     With ``resume_info`` (how to reconnect: role, address, identity...), a
     sidecar file next to the replay keeps it and the secrets, so that
@@ -377,7 +387,8 @@ async def play_one_game(
     told the replay's path once it exists.
     """
     try:
-        side, peer_name = await _handshake(conn, me, seat, settings, replay_dir, peers, log, ledger, resume_info)
+        side, peer_name = await _handshake(conn, me, seat, settings, replay_dir, peers, log, ledger, resume_info,
+                                           pinned)
     except ProtocolError as e:
         await conn.tell_error(f"bad hello: {e}")
         raise BadHello(f"the peer's hello is invalid: {e}") from None
@@ -453,7 +464,7 @@ def forget_session(sidecar: Path | None) -> None:
 async def _handshake(
     conn: Connection, me: Identity, seat: int, settings: Settings, replay_dir: Path,
     peers: KnownPeers | None, log: Callable[[str], None], ledger: GameLedger | None = None,
-    resume_info: dict[str, Any] | None = None,
+    resume_info: dict[str, Any] | None = None, pinned: bytes | None = None,
 ) -> tuple[_Side, str]:
     mine = hello_body(me, settings)
     deadline = trio.current_time() + conn.timeouts.handshake
@@ -487,6 +498,11 @@ async def _handshake(
         await conn.tell_error(reason)
         raise Refused(reason)
     peer_key = second.sender if seat == 0 else first.sender
+    if pinned is not None and peer_key != pinned:
+        reason = (f"the hello is signed by {fingerprint(peer_key)}, not by the invite's {fingerprint(pinned)}: "
+                  "a possible man in the middle")
+        await conn.tell_error(reason)
+        raise Refused(reason)
     if peer_key == me.public:
         reason = "both sides use the same identity; give one of them its own --home or BASILICA_HOME"
         await conn.tell_error(reason)

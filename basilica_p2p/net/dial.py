@@ -1,0 +1,193 @@
+"""The joiner's side of an invite: try every way to the host at once, keep the first that proves its key.
+
+The invite (net/invite.py) lists candidate addresses: the host's LAN
+addresses, global IPv6 addresses, a port its router mapped, the address a
+STUN server saw.  Most of them fail from any one place (a LAN address
+from another LAN, IPv6 without IPv6), so they are tried together,
+staggered as in "happy eyeballs" (RFC 8305): each attempt starts when the
+one before failed or after ``stagger`` seconds.  An attempt succeeds only
+when the host's signed challenge (net/gate.py) comes from the key pinned
+in the invite; a connection presenting another key is refused as a
+possible man in the middle, and said so with both fingerprints.  Rounds
+repeat until the deadline, so a host that maps its port a little late, or
+a hole punched meanwhile (streams sent on ``extra``), still wins.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+import trio
+
+from ..identity import Identity, fingerprint
+from ..wire import ProtocolError
+from .framing import CONTROL, FramedStream, PeerClosed, PeerTimeout
+from .gate import challenge_signature_ok, describe_path
+from .invite import Candidate, Invite, knock_mac
+
+
+class NoPath(Exception):
+    """No candidate reached the host; ``str(e)`` is one line, ``failures`` says why for each."""
+
+    def __init__(self, message: str, failures: Sequence[tuple[str, str]]) -> None:
+        super().__init__(message)
+        self.failures = list(failures)
+
+
+class ManInTheMiddle(NoPath):
+    """Something answered for the host with another key (and nothing answered with the pinned one)."""
+
+
+@dataclass(frozen=True)
+class DialTimes:
+    stagger: float = 0.25  # RFC 8305's connection attempt delay
+    connect: float = 3.0  # seconds for one TCP connect
+    challenge: float = 5.0  # seconds for the host's challenge to arrive once connected
+    retry: float = 3.0  # seconds between rounds over the candidates
+    frame: float = 10.0
+
+
+@dataclass
+class Dialed:
+    framed: FramedStream
+    via: str  # the candidate kind that won, or "punched"
+    address: str
+
+    @property
+    def path(self) -> str:
+        return describe_path(self.via)
+
+
+@dataclass
+class _Race:
+    winner: Dialed | None = None
+    nonce: bytes = b""
+    failures: dict[str, str] = field(default_factory=dict)  # address -> the last reason it failed
+    impostors: dict[str, bytes] = field(default_factory=dict)  # address -> the key it presented
+    done: trio.Event = field(default_factory=trio.Event)
+
+
+def _address(host: str, port: int) -> str:
+    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+
+
+async def _challenge(framed: FramedStream, invite: Invite, address: str, race: _Race, times: DialTimes) -> bytes | None:
+    """Read the host's challenge; its nonce if it is signed by the invite's key, else None (reason noted)."""
+    try:
+        with trio.fail_after(times.challenge):
+            frame = await framed.receive()
+        if frame.kind != CONTROL:
+            raise ProtocolError("it sent a game message, not a challenge (a host without this invite?)")
+        msg = frame.control()
+        if msg["t"] == "error":
+            raise ProtocolError(f"it said: {str(msg['reason'])[:200]}")
+        if msg["t"] != "challenge":
+            raise ProtocolError(f"it sent {msg['t']!r}, not a challenge")
+    except trio.TooSlowError:
+        race.failures[address] = f"no challenge within {times.challenge:g} s"
+        return None
+    except (ProtocolError, PeerClosed, PeerTimeout) as e:
+        race.failures[address] = str(e) or type(e).__name__
+        return None
+    key, nonce, sig = msg["key"], msg["nonce"], msg["sig"]
+    if key != invite.key:
+        shown = key if isinstance(key, bytes) and len(key) == 32 else b""
+        race.impostors[address] = shown
+        race.failures[address] = (f"it presented the key {fingerprint(shown) if shown else 'garbage'}, not the "
+                                  f"invite's {fingerprint(invite.key)}: a possible man in the middle")
+        return None
+    if not challenge_signature_ok(invite.key, nonce, sig):
+        race.failures[address] = "its challenge is not signed by the invite's key: a possible man in the middle"
+        race.impostors[address] = b""
+        return None
+    return nonce  # type: ignore[no-any-return]
+
+
+async def _attempt(candidate: Candidate, invite: Invite, race: _Race, times: DialTimes, failed: trio.Event) -> None:
+    address = _address(candidate.host, candidate.port)
+    try:
+        try:
+            with trio.fail_after(times.connect):
+                stream = await trio.open_tcp_stream(candidate.host, candidate.port)
+        except trio.TooSlowError:
+            race.failures[address] = f"no answer within {times.connect:g} s"
+            return
+        except OSError as e:
+            race.failures[address] = _why(e)
+            return
+        await _try_stream(stream, candidate.kind, address, invite, race, times)
+    finally:
+        failed.set()
+
+
+def _why(e: OSError) -> str:
+    """The first operating-system reason under ``e`` (trio wraps failed attempts in a group)."""
+    todo: list[BaseException] = [e]
+    while todo:
+        x = todo.pop(0)
+        if isinstance(x, OSError) and x.strerror:
+            return x.strerror
+        if isinstance(x, BaseExceptionGroup):
+            todo.extend(x.exceptions)
+        if x.__cause__ is not None:
+            todo.append(x.__cause__)
+    return str(e)
+
+
+async def _try_stream(stream: trio.SocketStream, via: str, address: str, invite: Invite, race: _Race,
+                      times: DialTimes) -> None:
+    framed = FramedStream(stream, times.frame)
+    nonce = await _challenge(framed, invite, address, race, times)
+    if nonce is None or race.winner is not None:
+        await framed.aclose()
+        return
+    race.winner, race.nonce = Dialed(framed, via, address), nonce
+    race.done.set()
+
+
+async def dial(invite: Invite, me: Identity, deadline: float, log: Callable[[str], None] = lambda s: None,
+               times: DialTimes = DialTimes(),
+               extra: trio.MemoryReceiveChannel[tuple[trio.SocketStream, str]] | None = None) -> Dialed:
+    """Reach the host of ``invite`` before ``deadline`` (a trio time) and knock; the winning connection.
+
+    Raises :class:`ManInTheMiddle` if only impostors answered, :class:`NoPath` if nothing did.
+    """
+    race = _Race()
+    candidates = list(invite.candidates)
+
+    async def rounds(nursery: trio.Nursery) -> None:
+        while True:
+            for candidate in candidates:
+                failed = trio.Event()
+                nursery.start_soon(_attempt, candidate, invite, race, times, failed)
+                with trio.move_on_after(times.stagger):
+                    await failed.wait()
+            await trio.sleep(times.retry)
+
+    async def punched(nursery: trio.Nursery) -> None:
+        assert extra is not None
+        async for stream, address in extra:
+            nursery.start_soon(_try_stream, stream, "punched", address, invite, race, times)
+
+    with trio.move_on_at(deadline):
+        async with trio.open_nursery() as nursery:
+            if candidates:
+                nursery.start_soon(rounds, nursery)
+            if extra is not None:
+                nursery.start_soon(punched, nursery)
+            await race.done.wait()
+            nursery.cancel_scope.cancel()
+    if race.winner is None:
+        failures = sorted(race.failures.items())
+        if race.impostors:
+            address, key = sorted(race.impostors.items())[0]
+            shown = fingerprint(key) if key else "a bad signature"
+            raise ManInTheMiddle(f"refused {address}: it answered with the key {shown}, not the invite's "
+                                 f"{fingerprint(invite.key)}; a possible man in the middle", failures)
+        raise NoPath("no way to the host worked", failures)
+    winner = race.winner
+    mac = knock_mac(invite.secret, race.nonce, invite.key, me.public)
+    await winner.framed.send_control("knock", key=me.public, mac=mac, via=winner.via)
+    log(f"connected: {winner.path} ({winner.address})")
+    return winner

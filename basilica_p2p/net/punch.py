@@ -1,0 +1,95 @@
+"""TCP hole punching: both sides connect to each other at once, from the port a STUN server saw.
+
+Behind two home routers neither side can accept a connection the other
+opens: each router drops (or resets) a SYN nobody inside asked for.  But a
+router that keeps one outside port per inside port (endpoint-independent
+mapping, most home routers) lets in packets from an address once a packet
+went out to it.  So each side connects, from the very local port whose
+outside address a STUN server reported, to the other's outside address,
+again and again: once both SYNs have left their routers, the next one
+passes, meets a socket in SYN-SENT with the same four addresses, and TCP's
+simultaneous open (RFC 9293 §3.5) gives one ordinary stream on both sides.
+
+The local port is shared with the host's listener and with the STUN query,
+so every socket here sets SO_REUSEADDR and SO_REUSEPORT before it binds.
+"""
+
+from __future__ import annotations
+
+import errno
+import socket
+from collections.abc import Sequence
+
+import trio
+
+
+def reusable(family: int, port: int, host: str = "") -> trio.socket.SocketType:
+    """A TCP socket bound to ``port`` that others may bind too (a listener, a STUN query, a punch)."""
+    sock = trio.socket.socket(family, socket.SOCK_STREAM)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+        if family == socket.AF_INET6:
+            sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
+    except OSError:
+        sock.close()
+        raise
+    return sock
+
+
+async def listen(host: str, port: int, backlog: int = 64) -> trio.SocketListener:
+    """A listener on ``host:port`` (port 0: any) whose port a STUN query and punches can share."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = reusable(family, port)
+    try:
+        await sock.bind((host, port))
+        sock.listen(backlog)
+    except OSError:
+        sock.close()
+        raise
+    return trio.SocketListener(sock)
+
+
+async def _connect_from(local_port: int, target: tuple[str, int], timeout: float) -> trio.SocketStream | None:
+    family = socket.AF_INET6 if ":" in target[0] else socket.AF_INET
+    sock = reusable(family, local_port)
+    try:
+        await sock.bind(("::" if family == socket.AF_INET6 else "0.0.0.0", local_port))
+        with trio.move_on_after(timeout):
+            await sock.connect(target)
+            return trio.SocketStream(sock)
+    except OSError as e:
+        if e.errno not in (errno.ECONNREFUSED, errno.ECONNRESET, errno.ETIMEDOUT, errno.EHOSTUNREACH,
+                           errno.ENETUNREACH, errno.EADDRINUSE, errno.EADDRNOTAVAIL):
+            raise
+    sock.close()
+    return None
+
+
+async def punch(local_port: int, targets: Sequence[tuple[str, int]],
+                send: trio.MemorySendChannel[tuple[trio.SocketStream, str]],
+                interval: float = 0.1, attempt: float = 2.0) -> None:
+    """Connect from ``local_port`` to every target, again and again, until cancelled; each stream
+    that connects is sent on ``send`` with its address (the caller's handshake decides if it is the peer).
+
+    A refused attempt (a router answering with a reset) is retried after ``interval``; one that
+    hangs (a router dropping the SYN, the kernel retransmitting it) is given ``attempt`` seconds,
+    during which its SYNs keep the mapping open and meet the other side's.
+    """
+    async def one(target: tuple[str, int]) -> None:
+        shown = f"[{target[0]}]:{target[1]}" if ":" in target[0] else f"{target[0]}:{target[1]}"
+        while True:
+            stream = await _connect_from(local_port, target, attempt)
+            if stream is not None:
+                try:
+                    await send.send((stream, shown))
+                except (trio.BrokenResourceError, trio.ClosedResourceError):
+                    await stream.aclose()
+                    return
+                await trio.sleep(interval)  # a stream that fails the handshake: try again
+            else:
+                await trio.sleep(interval)
+
+    async with trio.open_nursery() as nursery:
+        for target in dict.fromkeys(targets):
+            nursery.start_soon(one, target)

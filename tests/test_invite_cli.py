@@ -1,0 +1,116 @@
+"""`basilica host` with its invite and `basilica join bas1:...` as a user meets them, on one machine
+(issue 11); the same commands through real routers are in tests/test_nat_games.py."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from basilica_p2p.replay.verify import verify_file
+
+TESTS = Path(__file__).resolve().parent
+
+
+def _env(home: Path) -> dict[str, str]:
+    return dict(os.environ, BASILICA_HOME=str(home), PYTHONPATH=str(TESTS), LOGNAME="carol")
+
+
+def _cli(*args: str) -> list[str]:
+    return [sys.executable, "-m", "basilica_p2p.cli", *args]
+
+
+LOCAL = ["--bind", "127.0.0.1", "--port", "0", "--no-stun", "--no-port-mapping"]
+
+
+def _host(tmp_path: Path, *extra: str) -> tuple[subprocess.Popen[str], str]:
+    host = subprocess.Popen(_cli("host", *LOCAL, "--bot", "random", "--replay-dir", str(tmp_path / "a"), *extra),
+                            env=_env(tmp_path / "hh"), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    assert host.stdout is not None
+    listening = host.stdout.readline()
+    assert listening.startswith("listening on 127.0.0.1:"), listening
+    invite = host.stdout.readline()
+    assert invite.startswith("invite: basilica join bas1:"), invite
+    return host, invite.split()[-1]
+
+
+@contextmanager
+def _waiting_host(tmp_path: Path) -> Iterator[tuple[subprocess.Popen[str], str]]:
+    """A host that should still be waiting at the end: killed then."""
+    host, code = _host(tmp_path)
+    try:
+        yield host, code
+    finally:
+        if host.poll() is None:
+            host.kill()
+        host.communicate(timeout=20)
+
+
+def _join(tmp_path: Path, code: str, home: str = "jh") -> subprocess.CompletedProcess[str]:
+    return subprocess.run(_cli("join", code, "--bot", "random", "--no-stun", "--replay-dir", str(tmp_path / "b")),
+                          env=_env(tmp_path / home), capture_output=True, text=True, timeout=120)
+
+
+def test_an_invite_pasted_plays_a_game_that_both_sides_verify_and_cannot_be_used_twice(tmp_path: Path) -> None:
+    host, code = _host(tmp_path)
+    joined = _join(tmp_path, code)
+    out, err = host.communicate(timeout=60)
+    assert host.returncode == 0 and joined.returncode == 0, (err, joined.stderr)
+    assert "connected: direct (LAN) (127.0.0.1:" in joined.stderr, joined.stderr
+    assert "connected: direct (LAN) (from 127.0.0.1:" in err, err
+    assert "Traceback" not in err + joined.stderr
+    for folder in ("a", "b"):
+        (replay,) = (tmp_path / folder).glob("*.replay")
+        assert verify_file(replay).ok
+    again = _join(tmp_path, code)
+    assert again.returncode == 1
+    assert again.stderr.strip().splitlines()[-1] == "error: this invite was used already: ask the host for a new one"
+
+
+def test_a_join_by_address_to_a_host_with_an_invite_is_told_to_use_the_invite(tmp_path: Path) -> None:
+    with _waiting_host(tmp_path) as (host, code):
+        from basilica_p2p.net.invite import parse_invite
+        port = parse_invite(code, 0).candidates[0].port
+        r = subprocess.run(_cli("join", f"127.0.0.1:{port}", "--bot", "random", "--replay-dir", str(tmp_path / "b")),
+                           env=_env(tmp_path / "jh"), capture_output=True, text=True, timeout=60)
+        assert r.returncode == 1, r.stderr
+        assert "this host hands out invites: join with the code it printed" in r.stderr, r.stderr
+        assert "Traceback" not in r.stderr
+        assert host.poll() is None  # still waiting for the invite's holder
+
+
+def test_a_damaged_code_gets_one_line_and_no_connection(tmp_path: Path) -> None:
+    with _waiting_host(tmp_path) as (host, code):
+        typo = code[:-3] + ("a" if code[-3] != "a" else "b") + code[-2:]
+        for bad, phrase in ((typo, "checksum does not match"), (code[:20], "invite"), ("bas1r:" + code[5:], "reply")):
+            r = _join(tmp_path, bad)
+            assert r.returncode == 2, (bad, r.stderr)
+            lines = r.stderr.strip().splitlines()
+            assert len(lines) == 1 and lines[0].startswith("error: invite: ") and phrase in lines[0], r.stderr
+        assert host.poll() is None
+
+
+def test_a_reply_code_pasted_into_the_host_is_checked(tmp_path: Path) -> None:
+    """A line that is no reply code, and a reply made from another invite, are answered with one line each."""
+    host, code = _host(tmp_path)
+    try:
+        from basilica_p2p.net.invite import Invite, format_reply, make_reply, parse_invite
+        invite = parse_invite(code, 0)
+        other = Invite(invite.key, os.urandom(16), invite.expires, invite.candidates)
+        foreign = format_reply(make_reply(other, bytes(range(32)), ()))
+        assert host.stdin is not None
+        host.stdin.write("hello there\n" + foreign + "\n")
+        host.stdin.flush()
+        joined = _join(tmp_path, code)
+        out, err = host.communicate(timeout=60)
+        assert joined.returncode == 0 and host.returncode == 0, err
+        assert "that line is not a reply code" in err, err
+        assert "that reply code was not made from this invite: ignored" in err, err
+    finally:
+        if host.poll() is None:
+            host.kill()
+            host.communicate(timeout=20)

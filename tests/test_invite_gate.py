@@ -1,0 +1,192 @@
+"""The invite's door on loopback (issue 11): the host admits only the invite's holder, keeps listening
+through garbage, silence, wrong proofs and floods, and the joiner refuses a host with another key.
+The same code runs through real routers in tests/test_nat_games.py."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+import trio
+
+from basilica_p2p.bots import RandomBot
+from basilica_p2p.net.dial import DialTimes, ManInTheMiddle, NoPath, dial
+from basilica_p2p.net.framing import CONTROL, FramedStream
+from basilica_p2p.net.gate import GateClosed, GateLimits, admit
+from basilica_p2p.net.invite import Candidate, Invite
+from basilica_p2p.net.peer import PeerConfig, play_games
+from basilica_p2p.net.punch import listen
+from basilica_p2p.replay.verify import verify_file
+from basilica_p2p.wire import encode
+from tests.net_harness import ALICE, BOB, DEFAULT, FAST, MALLORY
+
+pytestmark = pytest.mark.trio
+
+QUICK = DialTimes(stagger=0.05, connect=1.0, challenge=1.0, retry=0.1, frame=2.0)
+
+
+def invite_for(port: int, key: bytes = ALICE.public) -> Invite:
+    return Invite(key, os.urandom(16), 2**31, (Candidate("lan", "127.0.0.1", port),))
+
+
+class Log(list[str]):
+    def __call__(self, line: str) -> None:
+        self.append(line)
+
+
+async def _door() -> tuple[trio.SocketListener, int, Invite]:
+    """A listener on a free loopback port and an invite of ALICE's for it."""
+    listener = await listen("127.0.0.1", 0)
+    port = listener.socket.getsockname()[1]
+    return listener, port, invite_for(port)
+
+
+async def _admit_into(result: dict[str, object], listener: trio.SocketListener, invite: Invite, log: Log,
+                      limits: GateLimits) -> None:
+    result["admitted"] = await admit([listener], ALICE, invite, trio.current_time() + 20, log, limits)
+
+
+async def _connect(port: int) -> trio.SocketStream:
+    return await trio.open_tcp_stream("127.0.0.1", port)
+
+
+async def test_the_invites_holder_is_admitted_and_the_game_runs_with_both_keys_pinned(tmp_path: Path) -> None:
+    listener, port, invite = await _door()
+    log = Log()
+    reports = {}
+    with trio.fail_after(60):
+        async with trio.open_nursery() as nursery:
+            async def host() -> None:
+                admitted = await admit([listener], ALICE, invite, trio.current_time() + 30, log)
+                assert admitted.joiner_key == BOB.public and admitted.via == "lan"
+                config = PeerConfig(ALICE, DEFAULT, lambda k: RandomBot(k), tmp_path / "h", None, FAST, 1,
+                                    pinned=admitted.joiner_key)
+                reports["host"] = await play_games(admitted.framed, True, config)
+
+            async def join() -> None:
+                dialed = await dial(invite, BOB, trio.current_time() + 30, times=QUICK)
+                assert dialed.path == "direct (LAN)"
+                config = PeerConfig(BOB, DEFAULT, lambda k: RandomBot(k + 7), tmp_path / "j", None, FAST, 1,
+                                    pinned=invite.key)
+                reports["join"] = await play_games(dialed.framed, False, config)
+
+            nursery.start_soon(host)
+            nursery.start_soon(join)
+    for side in ("host", "join"):
+        (report,) = reports[side]
+        assert verify_file(report.replay).ok
+    assert log == []
+
+
+async def test_garbage_silence_and_wrong_proofs_are_dropped_and_the_host_keeps_listening(tmp_path: Path) -> None:
+    listener, port, invite = await _door()
+    log = Log()
+    limits = GateLimits(handshakes=8, handshake_time=0.5)
+    result: dict[str, object] = {}
+    with trio.fail_after(30):
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(_admit_into, result, listener, invite, log, limits)
+            garbage = await _connect(port)
+            await garbage.send_all(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+            silent = await _connect(port)
+            wrong = FramedStream(await _connect(port))
+            challenge = (await wrong.receive()).control()
+            await wrong.send_control("knock", key=MALLORY.public, mac=bytes(32), via="lan")
+            refusal = (await wrong.receive()).control()
+            assert refusal["t"] == "error" and "does not hold the invite" in refusal["reason"]
+            stolen = FramedStream(await _connect(port))  # a knock copied from another connection
+            await stolen.receive()
+            from basilica_p2p.net.invite import knock_mac
+            await stolen.send_control("knock", key=BOB.public,
+                                      mac=knock_mac(invite.secret, challenge["nonce"], ALICE.public, BOB.public),
+                                      via="lan")
+            dialed = await dial(invite, BOB, trio.current_time() + 10, times=QUICK)
+            await trio.sleep(0)  # let the host task finish
+            for s in (garbage, silent):
+                await s.aclose()
+            await stolen.aclose()
+            await wrong.aclose()
+            await dialed.framed.aclose()
+    assert result["admitted"].joiner_key == BOB.public  # type: ignore[attr-defined]
+    assert any("did not prove the invite" in line for line in log)
+    assert any("failed the invite handshake" in line for line in log), log  # the HTTP request
+
+
+async def test_a_flood_of_half_open_connections_does_not_starve_the_joiner(tmp_path: Path) -> None:
+    listener, port, invite = await _door()
+    log = Log()
+    limits = GateLimits(handshakes=4, handshake_time=0.4)
+    flood: list[trio.SocketStream] = []
+    result: dict[str, object] = {}
+    with trio.fail_after(30):
+        async with trio.open_nursery() as nursery:
+            async def flooder() -> None:
+                while "admitted" not in result:  # silent connections, faster than slots free up
+                    flood.append(await _connect(port))
+                    await trio.sleep(0.01)
+
+            nursery.start_soon(_admit_into, result, listener, invite, log, limits)
+            nursery.start_soon(flooder)
+            await trio.sleep(0.3)
+            dialed = await dial(invite, BOB, trio.current_time() + 15, times=QUICK)
+            nursery.cancel_scope.cancel()
+    for s in flood:
+        await s.aclose()
+    await dialed.framed.aclose()
+    assert len(flood) > 2 * limits.handshakes
+    assert any("closed unheard" in line for line in log)
+    assert any("did not knock within" in line for line in log)
+
+
+async def test_a_host_with_another_key_is_refused_as_a_man_in_the_middle() -> None:
+    listener = await listen("127.0.0.1", 0)
+    port = listener.socket.getsockname()[1]
+    invite = invite_for(port, key=ALICE.public)
+    impostor = Invite(MALLORY.public, invite.secret, invite.expires, invite.candidates)
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(admit, [listener], MALLORY, impostor, trio.current_time() + 10, Log())
+        with pytest.raises(ManInTheMiddle) as info:
+            await dial(invite, BOB, trio.current_time() + 1.5, times=QUICK)
+        nursery.cancel_scope.cancel()
+    from basilica_p2p.identity import fingerprint
+    text = str(info.value)
+    assert fingerprint(MALLORY.public) in text and fingerprint(ALICE.public) in text
+    assert "man in the middle" in text
+
+
+async def test_a_host_that_replays_a_challenge_signed_for_another_key_is_refused() -> None:
+    """The challenge names the pinned key but is signed by another: still an impostor."""
+    listeners = await trio.open_tcp_listeners(0, host="127.0.0.1")
+    port = listeners[0].socket.getsockname()[1]
+    invite = invite_for(port)
+
+    async def fake_host() -> None:
+        stream = await listeners[0].accept()
+        framed = FramedStream(stream)
+        nonce = os.urandom(32)
+        await framed.send(CONTROL, encode({"t": "challenge", "key": ALICE.public, "nonce": nonce,
+                                           "sig": MALLORY.key.sign(nonce)}))
+        await trio.sleep_forever()
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(fake_host)
+        with pytest.raises(ManInTheMiddle):
+            await dial(invite, BOB, trio.current_time() + 1.0, times=QUICK)
+        nursery.cancel_scope.cancel()
+
+
+async def test_nothing_listening_is_no_path_with_the_reason() -> None:
+    listener = await listen("127.0.0.1", 0)
+    port = listener.socket.getsockname()[1]
+    await listener.aclose()
+    with pytest.raises(NoPath) as info:
+        await dial(invite_for(port), BOB, trio.current_time() + 0.5, times=QUICK)
+    assert not isinstance(info.value, ManInTheMiddle)
+    assert info.value.failures and "refused" in info.value.failures[0][1].lower()
+
+
+async def test_an_invite_nobody_uses_closes_the_gate_with_one_line() -> None:
+    listener = await listen("127.0.0.1", 0)
+    with pytest.raises(GateClosed, match="expired and nobody took the seat"):
+        await admit([listener], ALICE, invite_for(1), trio.current_time() + 0.2, Log())
