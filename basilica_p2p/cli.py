@@ -671,7 +671,9 @@ NET_HELP = {
     "stun": "A STUN server (HOST:PORT) that tells this side its public address; repeat for more. "
             "Default: two public servers (docs/network.md, 'Playing over the internet').",
     "no_stun": "Ask no STUN server: the invite then holds no public address.",
-    "no_port_mapping": "Do not ask the router for a port (PCP, NAT-PMP, UPnP-IGD).",
+    "port_mapping": "Ask the router for a port: auto (PCP, then NAT-PMP, then UPnP-IGD), one of pcp, natpmp, "
+                    "upnp, or off.",
+    "connect_timeout": "Seconds to try every way to the host (hole punching included) before giving up.",
     "invite_ttl": "Seconds the invite stays valid.",
     "keep": "Keep each game's hidden .session file (what resume needs) after the game is finished and both "
             "sides hold the result; by default it is deleted then.",
@@ -719,7 +721,8 @@ def host_cmd(
     no_invite: bool = typer.Option(False, "--no-invite", metavar="", help=NET_HELP["no_invite"]),
     stun: Optional[list[str]] = typer.Option(None, "--stun", metavar="HOST:PORT", help=NET_HELP["stun"]),
     no_stun: bool = typer.Option(False, "--no-stun", metavar="", help=NET_HELP["no_stun"]),
-    no_port_mapping: bool = typer.Option(False, "--no-port-mapping", metavar="", help=NET_HELP["no_port_mapping"]),
+    port_mapping: str = typer.Option("auto", "--port-mapping", metavar="[auto|pcp|natpmp|upnp|off]",
+                                     help=NET_HELP["port_mapping"]),
     invite_ttl: int = typer.Option(600, "--invite-ttl", min=10, max=7 * 24 * 3600, help=NET_HELP["invite_ttl"]),
 ) -> None:
     """Wait for a peer to join, then play. Prints where it listens and an invite to paste to the other player.
@@ -740,7 +743,7 @@ def host_cmd(
     assert config.resume_info is not None
     config.resume_info["address"] = bind
     if not no_invite:
-        internet = _internet_options(stun, no_stun, no_port_mapping, invite_ttl, handshake_timeout)
+        internet = _internet_options(stun, no_stun, port_mapping, invite_ttl, handshake_timeout)
         _run_peer(lambda: _host_with_invite(bind, port, config, internet), config, f" ({bind}:{port})",
                   _host_hint(bind, port))
         return
@@ -775,6 +778,8 @@ def join_cmd(
     shuffle: str = OPT_NET_SHUFFLE,
     stun: Optional[list[str]] = typer.Option(None, "--stun", metavar="HOST:PORT", help=NET_HELP["stun"]),
     no_stun: bool = typer.Option(False, "--no-stun", metavar="", help=NET_HELP["no_stun"]),
+    connect_timeout: float = typer.Option(60.0, "--connect-timeout", min=1.0, max=3600.0,
+                                          help=NET_HELP["connect_timeout"]),
 ) -> None:
     """Connect to a host and play as many games as the host starts.
 
@@ -790,7 +795,7 @@ def join_cmd(
     if address.strip().lower().startswith("bas"):
         _join_with_invite(ctx, address, bot, ruleset, festum, festum_removal, manifest, replay_dir,
                           handshake_timeout, idle_timeout, ping_interval, frame_timeout, move_time, keep_session,
-                          shuffle, _internet_options(stun, no_stun, True, 600, handshake_timeout))
+                          shuffle, _internet_options(stun, no_stun, "off", 600, handshake_timeout, connect_timeout))
         return
     host_part, sep, port_part = address.rpartition(":")
     if not sep or not port_part.isdigit() or not 0 < int(port_part) < 65536 or not host_part:
@@ -803,12 +808,14 @@ def join_cmd(
     _run_peer(lambda: net_peer.join(host_part.strip("[]"), int(port_part), config), config, f" ({address})")
 
 
-def _internet_options(stun: Optional[list[str]], no_stun: bool, no_port_mapping: bool, ttl: int,
-                      handshake: float):  # type: ignore[no-untyped-def]
+def _internet_options(stun: Optional[list[str]], no_stun: bool, port_mapping: str, ttl: int,
+                      handshake: float, give_up: float = 60.0):  # type: ignore[no-untyped-def]
     from .net.gate import GateLimits
-    from .net.invited import InternetOptions
+    from .net.invited import MAPPING_PROTOCOLS, InternetOptions
     from .net.stun import DEFAULT_SERVERS
 
+    if port_mapping not in ("auto", "off", *MAPPING_PROTOCOLS):
+        raise fail(f"--port-mapping {port_mapping!r}: choose auto, {', '.join(MAPPING_PROTOCOLS)} or off")
     servers = []
     for text in stun or []:
         host_part, sep, port_part = text.rpartition(":")
@@ -816,8 +823,8 @@ def _internet_options(stun: Optional[list[str]], no_stun: bool, no_port_mapping:
             raise fail(f"--stun {text!r} is not HOST:PORT")
         servers.append((host_part.strip("[]"), int(port_part)))
     chosen = () if no_stun else tuple(servers) or DEFAULT_SERVERS
-    return InternetOptions(stun=chosen, port_mapping=not no_port_mapping, ttl=ttl,
-                           limits=GateLimits(handshake_time=min(5.0, handshake)))
+    return InternetOptions(stun=chosen, port_mapping=port_mapping, ttl=ttl,
+                           limits=GateLimits(handshake_time=min(5.0, handshake)), give_up=give_up)
 
 
 async def _stdin_lines():  # type: ignore[no-untyped-def]

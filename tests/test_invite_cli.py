@@ -23,7 +23,7 @@ def _cli(*args: str) -> list[str]:
     return [sys.executable, "-m", "basilica_p2p.cli", *args]
 
 
-LOCAL = ["--bind", "127.0.0.1", "--port", "0", "--no-stun", "--no-port-mapping"]
+LOCAL = ["--bind", "127.0.0.1", "--port", "0", "--no-stun", "--port-mapping", "off"]
 
 
 def _host(tmp_path: Path, *extra: str) -> tuple[subprocess.Popen[str], str]:
@@ -83,10 +83,14 @@ def test_a_join_by_address_to_a_host_with_an_invite_is_told_to_use_the_invite(tm
         assert host.poll() is None  # still waiting for the invite's holder
 
 
-def test_a_damaged_code_gets_one_line_and_no_connection(tmp_path: Path) -> None:
+def test_a_damaged_truncated_misplaced_or_expired_code_gets_one_line_and_no_connection(tmp_path: Path) -> None:
     with _waiting_host(tmp_path) as (host, code):
         typo = code[:-3] + ("a" if code[-3] != "a" else "b") + code[-2:]
-        for bad, phrase in ((typo, "checksum does not match"), (code[:20], "invite"), ("bas1r:" + code[5:], "reply")):
+        from basilica_p2p.net.invite import Invite, format_invite, parse_invite
+        inv = parse_invite(code, 0)
+        expired = format_invite(Invite(inv.key, inv.secret, 1_000_000_000, inv.candidates))
+        for bad, phrase in ((typo, "checksum does not match"), (code[:20], "invite"), ("bas1r:" + code[5:], "reply"),
+                            (expired, "expired")):
             r = _join(tmp_path, bad)
             assert r.returncode == 2, (bad, r.stderr)
             lines = r.stderr.strip().splitlines()

@@ -32,12 +32,13 @@ from .punch import listen, punch, reusable
 from .stun import nat_behaviour, public_addresses
 
 MAX_CANDIDATES = 16
+MAPPING_PROTOCOLS = ("pcp", "natpmp", "upnp")  # in the order they are asked
 
 
 @dataclass(frozen=True)
 class InternetOptions:
     stun: tuple[tuple[str, int], ...] = ()  # STUN servers; empty: none
-    port_mapping: bool = True  # ask the router (PCP, NAT-PMP, UPnP-IGD)
+    port_mapping: str = "auto"  # ask the router: "auto" (PCP, then NAT-PMP, then UPnP-IGD), one of them, or "off"
     ttl: int = 600  # seconds an invite stays valid
     limits: GateLimits = GateLimits()
     reply_after: float = 4.0  # seconds the joiner tries the candidates before it prints a reply code
@@ -88,12 +89,13 @@ async def host_connection(
         candidates = local_candidates(port) if _wildcard(bind) else [Candidate(_kind_of(bind), bind, port)]
         seen = await public_addresses(list(options.stun), tcp_local=("0.0.0.0", port)) if options.stun else []
         seen_hosts = [m.host for m in seen]
-        if options.port_mapping:
+        if options.port_mapping != "off":
             from .portmap import confirmed, mapped_port
 
+            protocols = MAPPING_PROTOCOLS if options.port_mapping == "auto" else (options.port_mapping,)
             lan = next((c.host for c in candidates if c.kind == "lan"), None)
             mapping = await stack.enter_async_context(
-                mapped_port(port, internal_host=lan or "0.0.0.0", log=log)) if lan else None
+                mapped_port(port, internal_host=lan, protocols=protocols, log=log)) if lan else None
             if mapping is not None:
                 ok, why = confirmed(mapping, seen_hosts)
                 if ok:
