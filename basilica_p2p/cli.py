@@ -669,7 +669,7 @@ NET_HELP = {
     "no_invite": "Take the first peer that connects to HOST:PORT, as before invites (trust on first use); "
                  "by default the host prints an invite code and lets in only its holder.",
     "stun": "A STUN server (HOST:PORT) that tells this side its public address; repeat for more. "
-            "Default: two public servers (docs/network.md, 'Playing over the internet').",
+            "Default: three public servers (docs/network.md, 'Playing over the internet').",
     "no_stun": "Ask no STUN server: the invite then holds no public address.",
     "port_mapping": "Ask the router for a port: auto (PCP, then NAT-PMP, then UPnP-IGD), one of pcp, natpmp, "
                     "upnp, or off.",

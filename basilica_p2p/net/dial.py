@@ -164,11 +164,19 @@ async def dial(invite: Invite, me: Identity, deadline: float, log: Callable[[str
                 with trio.move_on_after(times.stagger):
                     await failed.wait()
             await trio.sleep(times.retry)
+            if race.impostors and all(_address(c.host, c.port) in race.failures for c in candidates):
+                # Every address failed, and some answered with another key: no use waiting longer.
+                race.done.set()
 
     async def punched(nursery: trio.Nursery) -> None:
         assert extra is not None
+        kinds = {_address(c.host, c.port): c.kind for c in candidates}
         async for stream, address in extra:
-            nursery.start_soon(_try_stream, stream, "punched", address, invite, race, times)
+            # A punch toward a mapped or public address that connects went through that
+            # mapping; only one toward the STUN-seen address is a hole punched.
+            kind = kinds.get(address, "stun")
+            nursery.start_soon(_try_stream, stream, "punched" if kind == "stun" else kind, address, invite, race,
+                               times)
 
     with trio.move_on_at(deadline):
         async with trio.open_nursery() as nursery:

@@ -13,10 +13,10 @@ speaks to the key pinned in the invite; the MAC proves that the joiner
 holds the invite's secret, over a nonce nobody saw before, so a recorded
 knock cannot be replayed.  A connection that sends garbage, stays silent,
 or knocks with a wrong MAC is dropped with one log line, and the host
-keeps listening.  Trials are bounded in number (the rest are closed at
-once) and in time, so a flood of half-open connections cannot starve the
-joiner: its connection waits at most for a slot, and a slot frees within
-``handshake_time``.
+keeps listening.  Trials are bounded in number (a newcomer beyond the
+bound displaces the oldest trial) and in time, so a flood of half-open
+connections cannot starve the joiner: its knock comes one round trip after
+it connects, and only that many newer connections could displace it.
 """
 
 from __future__ import annotations
@@ -147,19 +147,27 @@ async def admit(
     """Accept connections on ``listeners`` (and streams sent on ``extra``: hole-punched ones)
     until one proves the invite; ``deadline`` is a trio time (the invite's expiry)."""
     seat = _Seat()
-    slots = trio.Semaphore(limits.handshakes)
+    # The trials under way, oldest first.  When all slots are taken the oldest gives way to the
+    # newcomer: a flood of silent connections then holds each slot only until newer ones come,
+    # while a real joiner knocks one round trip after it connects.
+    trials: dict[int, tuple[trio.CancelScope, str]] = {}
+    numbers = iter(range(2**62))
 
     async def take(stream: trio.SocketStream) -> None:
-        try:
-            slots.acquire_nowait()
-        except trio.WouldBlock:
-            log(f"too many handshakes at once: a connection from {_peer_text(stream)} closed unheard")
+        number = next(numbers)
+        if len(trials) >= limits.handshakes:
+            oldest = next(iter(trials))
+            scope, peer = trials.pop(oldest)
+            scope.cancel()
+            log(f"too many handshakes at once: the oldest, from {peer}, closed unheard")
+        with trio.CancelScope() as scope:
+            trials[number] = (scope, _peer_text(stream))
+            try:
+                await _trial(stream, me, invite, seat, limits, frame_timeout, log)
+            finally:
+                trials.pop(number, None)
+        if scope.cancelled_caught:
             await trio.aclose_forcefully(stream)
-            return
-        try:
-            await _trial(stream, me, invite, seat, limits, frame_timeout, log)
-        finally:
-            slots.release()
 
     async def serve(listener: trio.SocketListener, nursery: trio.Nursery) -> None:
         while True:

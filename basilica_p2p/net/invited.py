@@ -24,8 +24,8 @@ from dataclasses import dataclass
 import trio
 
 from ..identity import Identity, fingerprint
-from .dial import DialTimes, Dialed, NoPath, dial
-from .gate import Admitted, GateLimits, admit, describe_path
+from .dial import DialTimes, Dialed, ManInTheMiddle, NoPath, dial
+from .gate import Admitted, GateClosed, GateLimits, admit, describe_path
 from .interfaces import local_candidates
 from .invite import Candidate, Invite, InviteError, check_reply, format_reply, make_reply, parse_reply
 from .punch import listen, punch, reusable
@@ -33,6 +33,7 @@ from .stun import nat_behaviour, public_addresses
 
 MAX_CANDIDATES = 16
 MAPPING_PROTOCOLS = ("pcp", "natpmp", "upnp")  # in the order they are asked
+PROTOCOL_NAMES = {"pcp": "PCP", "natpmp": "NAT-PMP", "upnp": "UPnP"}
 
 
 @dataclass(frozen=True)
@@ -68,8 +69,8 @@ def _symmetric(stun_candidates: Sequence[Candidate]) -> bool:
 
 
 async def host_connection(
-    bind: str, port: int, me: Identity, options: InternetOptions, now: int, ready: Callable[[HostReady], None], log: Callable[[str], None],
-    replies: AsyncIterator[str] | None, stack: AsyncExitStack, frame_timeout: float = 10.0,
+    bind: str, port: int, me: Identity, options: InternetOptions, now: int, ready: Callable[[HostReady], None],
+    log: Callable[[str], None], replies: AsyncIterator[str] | None, stack: AsyncExitStack, frame_timeout: float = 10.0,
 ) -> Admitted:
     """Listen, gather candidates, announce the invite, and admit its holder.
 
@@ -86,6 +87,7 @@ async def host_connection(
             pass  # no IPv6 here
     try:
         notes: list[str] = []
+        mapped: list[Candidate] = []
         candidates = local_candidates(port) if _wildcard(bind) else [Candidate(_kind_of(bind), bind, port)]
         seen = await public_addresses(list(options.stun), tcp_local=("0.0.0.0", port)) if options.stun else []
         seen_hosts = [m.host for m in seen]
@@ -93,21 +95,30 @@ async def host_connection(
             from .portmap import confirmed, mapped_port
 
             protocols = MAPPING_PROTOCOLS if options.port_mapping == "auto" else (options.port_mapping,)
-            lan = next((c.host for c in candidates if c.kind == "lan"), None)
+            inside = next((c.host for c in candidates if c.kind == "lan"), None)
             mapping = await stack.enter_async_context(
-                mapped_port(port, internal_host=lan, protocols=protocols, log=log)) if lan else None
+                mapped_port(port, internal_host=inside, protocols=protocols, log=log)) if inside else None
             if mapping is not None:
                 ok, why = confirmed(mapping, seen_hosts)
                 if ok:
-                    candidates.insert(0, Candidate(mapping.protocol, mapping.external_host, mapping.external_port))
-                    notes.append(f"port {mapping.external_port} mapped by {mapping.protocol.upper()} on the router "
+                    mapped.append(Candidate(mapping.protocol, mapping.external_host, mapping.external_port))
+                    notes.append(f"port {mapping.external_port} mapped by {PROTOCOL_NAMES[mapping.protocol]} on the router "
                                  f"({mapping.external_host})")
                 else:
                     notes.append(f"the router's port mapping is not used: {why}")
-            elif lan:
+            elif inside:
                 notes.append("the router maps no port (no PCP, NAT-PMP or UPnP answered)")
         stun_candidates = [Candidate("stun", m.host, m.port) for m in seen]
-        candidates += [c for c in stun_candidates if c not in candidates]
+        # LAN addresses first (a joiner next door needs nothing else), then the mapped port, then
+        # the rest; the STUN-seen address is often the mapped one, given once under its best kind.
+        lan = [c for c in candidates if c.kind == "lan"]
+        ordered = [*lan, *mapped, *(c for c in candidates if c.kind != "lan"), *stun_candidates]
+        places: set[tuple[str, int]] = set()
+        candidates = []
+        for c in ordered:
+            if (c.host, c.port) not in places:
+                places.add((c.host, c.port))
+                candidates.append(c)
         if seen:
             behaviour = nat_behaviour(seen)
             notes.append(f"STUN sees this host as {', '.join(sorted({_addr(m.host, m.port) for m in seen}))}"
@@ -119,12 +130,18 @@ async def host_connection(
         ready(HostReady(port, invite, notes))
         send, receive = trio.open_memory_channel[tuple[trio.SocketStream, str]](0)
         deadline = trio.current_time() + options.ttl
+        closed: GateClosed | None = None
         async with trio.open_nursery() as nursery:
             if replies is not None:
                 nursery.start_soon(_read_replies, replies, invite, port, send, log, nursery)
-            admitted = await admit(listeners, me, invite, deadline, log, options.limits, frame_timeout,
-                                   extra=receive)
+            try:
+                admitted = await admit(listeners, me, invite, deadline, log, options.limits, frame_timeout,
+                                       extra=receive)
+            except GateClosed as e:  # raised outside the nursery, so not wrapped in a group
+                closed = e
             nursery.cancel_scope.cancel()
+        if closed is not None:
+            raise closed
         return admitted
     finally:
         for lst in listeners:
@@ -191,13 +208,18 @@ async def join_connection(
             await punch(local_port, targets, send)
 
     deadline = trio.current_time() + options.give_up
-    try:
-        async with trio.open_nursery() as nursery:
-            nursery.start_soon(slow_path)
+    failed: NoPath | None = None
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(slow_path)
+        try:
             dialed = await dial(invite, me, deadline, log, options.times, receive)
-            nursery.cancel_scope.cancel()
-    except NoPath as e:
-        raise NoPath(f"{e}: {diagnose(invite, ours)}", e.failures) from None
+        except NoPath as e:  # raised outside the nursery, so not wrapped in a group
+            failed = e
+        nursery.cancel_scope.cancel()
+    if isinstance(failed, ManInTheMiddle):
+        raise failed
+    if failed is not None:
+        raise NoPath(f"{failed}: {diagnose(invite, ours)}", failed.failures)
     return dialed
 
 

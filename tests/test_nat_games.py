@@ -1,0 +1,203 @@
+"""Whole games through home routers built from network namespaces (issue 11; tests/natlab.py).
+
+Each test runs the real commands, `basilica host` and `basilica join bas1:...`, in two player
+namespaces behind two routers, and checks what a person would: the path named on both sides,
+the game played, both replays verified, nothing left mapped on the router, and a diagnosis a
+person can act on when no path exists.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import threading
+import subprocess
+import time
+from collections.abc import Iterator
+from typing import IO
+from pathlib import Path
+
+import pytest
+
+from basilica_p2p.net.invite import parse_invite
+from basilica_p2p.replay.verify import verify_file
+from natlab import STUN_PORT, Lab, Router
+
+TESTS = Path(__file__).resolve().parent
+HOST_PORT = 7431
+
+
+def _env(home: Path) -> dict[str, str]:
+    return dict(os.environ, BASILICA_HOME=str(home), PYTHONPATH=str(TESTS), LOGNAME="carol")
+
+
+def _stun(lab: Lab) -> list[str]:
+    return [w for host, port in lab.stun_addresses for w in ("--stun", f"{host}:{port}")]
+
+
+class Side:
+    """One basilica process in a player namespace; a thread per output stream collects its lines."""
+
+    def __init__(self, lab: Lab, i: int, args: list[str], home: Path) -> None:
+        ns = lab.player(i)
+        self.proc = lab.popen(ns, lab.python(ns, ["-m", "basilica_p2p.cli", *args]), env=_env(home),
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        self.out: list[str] = []
+        self.err: list[str] = []
+        self._readers = [threading.Thread(target=self._collect, args=(stream, lines), daemon=True)
+                         for stream, lines in ((self.proc.stdout, self.out), (self.proc.stderr, self.err))]
+        for t in self._readers:
+            t.start()
+
+    @staticmethod
+    def _collect(stream: IO[str] | None, lines: list[str]) -> None:
+        assert stream is not None
+        for line in stream:
+            lines.append(line.rstrip("\n"))
+
+    def wait_for(self, prefix: str, timeout: float = 30.0) -> str:
+        """The first stdout line starting with ``prefix``, as soon as it is printed (up to ``timeout``)."""
+        end = time.monotonic() + timeout
+        while time.monotonic() < end:
+            for line in list(self.out):
+                if line.startswith(prefix):
+                    return line
+            if self.proc.poll() is not None and not any(t.is_alive() for t in self._readers):
+                break
+            time.sleep(0.05)
+        raise AssertionError(f"no line {prefix!r} within {timeout} s; out {self.out}, err {self.err}")
+
+    def send(self, line: str) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(line + "\n")
+        self.proc.stdin.flush()
+
+    def finish(self, timeout: float = 90.0) -> tuple[int, str]:
+        """Wait for the end (stdin closed, as at the end of a person's input); status and stderr."""
+        if self.proc.stdin is not None and not self.proc.stdin.closed:
+            self.proc.stdin.close()
+        self.proc.wait(timeout=timeout)
+        for t in self._readers:
+            t.join(timeout=10)
+        return self.proc.returncode, "\n".join(self.err)
+
+
+def _host(lab: Lab, tmp: Path, *extra: str, i: int = 0, home: str = "hh") -> tuple[Side, str]:
+    side = Side(lab, i, ["host", "--bot", "random", "--port", str(HOST_PORT), "--replay-dir", str(tmp / "a"),
+                         "--invite-ttl", "90", *_stun(lab), *extra], tmp / home)
+    return side, side.wait_for("invite: basilica join ").split()[-1]
+
+
+def _join(lab: Lab, tmp: Path, code: str, *extra: str, i: int = 1) -> Side:
+    return Side(lab, i, ["join", code, "--bot", "random", "--replay-dir", str(tmp / "b"), *_stun(lab), *extra],
+                tmp / "jh")
+
+
+def _played(tmp: Path, host: Side, join: Side) -> tuple[str, str]:
+    """Both sides finished with status 0 and both replays verify; their stderr."""
+    jcode, jerr = join.finish()
+    hcode, herr = host.finish()
+    assert (hcode, jcode) == (0, 0), (herr, jerr)
+    for folder in ("a", "b"):
+        (replay,) = (tmp / folder).glob("*.replay")
+        assert verify_file(replay).ok, replay
+    assert "Traceback" not in herr + jerr
+    return herr, jerr
+
+
+@pytest.fixture(scope="module")
+def mapped_lab() -> Iterator[Lab]:
+    """The host behind a home router that maps ports (UPnP-IGD, NAT-PMP, PCP), the joiner behind another."""
+    with Lab([Router("home", "cone", upnp=True), Router("away", "cone")]) as lab:
+        yield lab
+
+
+@pytest.fixture(scope="module")
+def symmetric_lab() -> Iterator[Lab]:
+    with Lab([Router("home", "symmetric"), Router("away", "cone")]) as lab:
+        yield lab
+
+
+@pytest.mark.parametrize("protocol,said", [("pcp", "PCP"), ("natpmp", "NAT-PMP"), ("upnp", "UPnP")])
+def test_a_port_mapped_on_the_hosts_router_lets_the_joiner_in(mapped_lab: Lab, tmp_path: Path, protocol: str,
+                                                             said: str) -> None:
+    host, code = _host(mapped_lab, tmp_path, "--port-mapping", protocol)
+    invite = parse_invite(code, 0)
+    assert any(c.kind == protocol and c.host == mapped_lab.router_wan_ip(0) for c in invite.candidates), invite
+    assert mapped_lab.mappings(0), "the router holds the mapping while the host waits"
+    join = _join(mapped_lab, tmp_path, code)
+    herr, jerr = _played(tmp_path, host, join)
+    assert f"connected: port mapped by {said} on the router" in jerr, jerr
+    assert f"connected: port mapped by {said} on the router" in herr, herr
+    assert mapped_lab.mappings(0) == [], "the host removes its mapping when it exits"
+
+
+def test_two_cone_routers_without_port_mapping_punch_a_hole(mapped_lab: Lab, tmp_path: Path) -> None:
+    host, code = _host(mapped_lab, tmp_path, "--port-mapping", "off")
+    join = _join(mapped_lab, tmp_path, code)
+    reply = join.wait_for("reply: bas1r:", timeout=40)
+    host.send(reply.split()[-1])
+    herr, jerr = _played(tmp_path, host, join)
+    assert "connected: hole punched" in jerr, jerr
+    assert "connected: hole punched" in herr, herr
+
+
+def test_a_host_behind_a_symmetric_router_gets_a_diagnosis_and_nothing_stays_mapped(symmetric_lab: Lab,
+                                                                                    tmp_path: Path) -> None:
+    host, code = _host(symmetric_lab, tmp_path, "--invite-ttl", "18")
+    join = _join(symmetric_lab, tmp_path, code, "--connect-timeout", "10")
+    reply = join.wait_for("reply: bas1r:", timeout=40)
+    host.send(reply.split()[-1])
+    jcode, jerr = join.finish()
+    assert jcode == 1, jerr
+    last = jerr.strip().splitlines()[-1]
+    assert last.startswith("error: no way to the host worked: the host's router changes ports per destination "
+                           "(symmetric NAT)"), jerr
+    hcode, herr = host.finish()
+    assert hcode == 1, herr
+    assert "this router changes ports per destination (symmetric NAT)" in herr, herr
+    assert herr.strip().splitlines()[-1] == ("error: the invite expired and nobody took the seat; start the host "
+                                             "again for a new invite"), herr
+    assert symmetric_lab.run(symmetric_lab.router(0), ["iptables-legacy", "-t", "nat", "-S"]).stdout.count(
+        "DNAT") == 0
+
+
+def test_scanners_garbage_and_a_flood_on_the_mapped_port_do_not_keep_the_joiner_out(mapped_lab: Lab,
+                                                                                     tmp_path: Path) -> None:
+    host, code = _host(mapped_lab, tmp_path, "--port-mapping", "upnp")
+    (mapped,) = [c for c in parse_invite(code, 0).candidates if c.kind == "upnp"]
+    script = (
+        "import socket, time\n"
+        f"target = ({mapped.host!r}, {mapped.port})\n"
+        "held = []\n"
+        "for i in range(5):\n"
+        "    s = socket.create_connection(target, timeout=5); s.sendall(b'GET / HTTP/1.0\\r\\n\\r\\n'); s.close()\n"
+        "for i in range(60):\n"  # half-open handshakes: connect and stay silent
+        "    held.append(socket.create_connection(target, timeout=5))\n"
+        "print('flooding', flush=True)\n"
+        "time.sleep(60)\n"
+    )
+    flood = mapped_lab.popen(mapped_lab.internet, mapped_lab.python(mapped_lab.internet, ["-c", script]),
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert flood.stdout is not None and flood.stdout.readline().strip() == "flooding"
+    join = _join(mapped_lab, tmp_path, code)
+    herr, jerr = _played(tmp_path, host, join)
+    flood.kill()
+    assert "connected: port mapped by UPnP on the router" in jerr, jerr
+    assert "failed the invite handshake" in herr, herr
+    assert "closed unheard" in herr or "did not knock within" in herr, herr
+
+
+def test_a_man_in_the_middle_with_another_key_is_refused(mapped_lab: Lab, tmp_path: Path) -> None:
+    """The invite's host goes away and another key answers at its addresses: the joiner refuses it."""
+    first, code = _host(mapped_lab, tmp_path, "--port-mapping", "upnp")
+    first.proc.send_signal(signal.SIGINT)  # as a person's Ctrl-C: the host removes its mapping
+    first.finish()
+    impostor, _ = _host(mapped_lab, tmp_path, "--port-mapping", "upnp", home="mallory")
+    join = _join(mapped_lab, tmp_path, code, "--connect-timeout", "8")
+    jcode, jerr = join.finish()
+    impostor.proc.send_signal(signal.SIGINT)
+    impostor.finish()
+    assert jcode == 1, jerr
+    assert "a possible man in the middle" in jerr.strip().splitlines()[-1], jerr
+    assert not list((tmp_path / "b").glob("*.replay"))
