@@ -128,6 +128,7 @@ def test_a_port_mapped_on_the_hosts_router_lets_the_joiner_in(mapped_lab: Lab, t
     join = _join(mapped_lab, tmp_path, code)
     herr, jerr = _played(tmp_path, host, join)
     assert f"connected: port mapped by {said} on the router" in jerr, jerr
+    assert f"  not used: {mapped_lab.player_ip(0)}:{HOST_PORT}: " in jerr, jerr  # the host's LAN address
     assert f"connected: port mapped by {said} on the router" in herr, herr
     assert mapped_lab.mappings(0) == [], "the host removes its mapping when it exits"
 

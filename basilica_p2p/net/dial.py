@@ -53,6 +53,7 @@ class Dialed:
     framed: FramedStream
     via: str  # the candidate kind that won, or "punched"
     address: str
+    others: list[tuple[str, str]] = field(default_factory=list)  # (address, why it failed) of the rest
 
     @property
     def path(self) -> str:
@@ -65,6 +66,7 @@ class _Race:
     nonce: bytes = b""
     failures: dict[str, str] = field(default_factory=dict)  # address -> the last reason it failed
     impostors: dict[str, bytes] = field(default_factory=dict)  # address -> the key it presented
+    tried: set[str] = field(default_factory=set)
     done: trio.Event = field(default_factory=trio.Event)
 
 
@@ -106,6 +108,7 @@ async def _challenge(framed: FramedStream, invite: Invite, address: str, race: _
 
 async def _attempt(candidate: Candidate, invite: Invite, race: _Race, times: DialTimes, failed: trio.Event) -> None:
     address = _address(candidate.host, candidate.port)
+    race.tried.add(address)
     try:
         try:
             with trio.fail_after(times.connect):
@@ -197,5 +200,9 @@ async def dial(invite: Invite, me: Identity, deadline: float, log: Callable[[str
     winner = race.winner
     mac = knock_mac(invite.secret, race.nonce, invite.key, me.public)
     await winner.framed.send_control("knock", key=me.public, mac=mac, via=winner.via)
+    winner.others = sorted((a, race.failures.get(a, "no answer yet when another way connected"))
+                           for a in race.tried if a != winner.address)
     log(f"connected: {winner.path} ({winner.address})")
+    for address, why in winner.others:
+        log(f"  not used: {address}: {why}")
     return winner
