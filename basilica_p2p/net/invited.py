@@ -89,7 +89,8 @@ async def host_connection(
         notes: list[str] = []
         mapped: list[Candidate] = []
         candidates = local_candidates(port) if _wildcard(bind) else [Candidate(_kind_of(bind), bind, port)]
-        seen = await public_addresses(list(options.stun), tcp_local=("0.0.0.0", port)) if options.stun else []
+        seen = (await public_addresses(list(options.stun), tcp_local=("0.0.0.0", port), log=log)
+                if options.stun else [])
         seen_hosts = [m.host for m in seen]
         if options.port_mapping != "off":
             from .portmap import confirmed, mapped_port
@@ -198,7 +199,8 @@ async def join_connection(
         await probe.bind(("0.0.0.0", 0))
         local_port = probe.getsockname()[1]
         probe.close()
-        seen = await public_addresses(list(options.stun), tcp_local=("0.0.0.0", local_port)) if options.stun else []
+        seen = (await public_addresses(list(options.stun), tcp_local=("0.0.0.0", local_port), log=log)
+                if options.stun else [])
         ours.extend(Candidate("stun", m.host, m.port) for m in seen)
         mine = [*ours, *local_candidates(local_port)][:MAX_CANDIDATES]
         show_reply(format_reply(make_reply(invite, me.public, tuple(mine))))
