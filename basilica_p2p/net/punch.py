@@ -50,9 +50,11 @@ async def listen(host: str, port: int, backlog: int = 64) -> trio.SocketListener
     return trio.SocketListener(sock)
 
 
-async def _connect_from(local_port: int, target: tuple[str, int], timeout: float) -> trio.SocketStream | None:
+async def _connect_from(local_port: int, target: tuple[str, int], timeout: float) -> trio.SocketStream | bool:
+    """A stream, or whether the attempt was refused at once (a reset) rather than left unanswered."""
     family = socket.AF_INET6 if ":" in target[0] else socket.AF_INET
     sock = reusable(family, local_port)
+    refused = False
     try:
         await sock.bind(("::" if family == socket.AF_INET6 else "0.0.0.0", local_port))
         with trio.move_on_after(timeout):
@@ -62,33 +64,37 @@ async def _connect_from(local_port: int, target: tuple[str, int], timeout: float
         if e.errno not in (errno.ECONNREFUSED, errno.ECONNRESET, errno.ETIMEDOUT, errno.EHOSTUNREACH,
                            errno.ENETUNREACH, errno.EADDRINUSE, errno.EADDRNOTAVAIL):
             raise
+        refused = e.errno in (errno.ECONNREFUSED, errno.ECONNRESET)
     sock.close()
-    return None
+    return refused
 
 
 async def punch(local_port: int, targets: Sequence[tuple[str, int]],
                 send: trio.MemorySendChannel[tuple[trio.SocketStream, str]],
-                interval: float = 0.1, attempt: float = 2.0) -> None:
+                interval: float = 0.1, attempt: float = 2.0, reset_interval: float = 0.005) -> None:
     """Connect from ``local_port`` to every target, again and again, until cancelled; each stream
     that connects is sent on ``send`` with its address (the caller's handshake decides if it is the peer).
 
-    A refused attempt (a router answering with a reset) is retried after ``interval``; one that
-    hangs (a router dropping the SYN, the kernel retransmitting it) is given ``attempt`` seconds,
-    during which its SYNs keep the mapping open and meet the other side's.
+    An attempt that hangs (a router dropping the SYN, the kernel retransmitting it) is given
+    ``attempt`` seconds, during which its SYNs keep the mapping open and meet the other side's,
+    then retried after ``interval``.  One refused at once (a router answering a stray SYN with a
+    reset, which also closes the mapping our SYN opened) is retried after only
+    ``reset_interval``: both SYNs must then leave within one trip of each other, and only
+    tight retries make that likely.
     """
     async def one(target: tuple[str, int]) -> None:
         shown = f"[{target[0]}]:{target[1]}" if ":" in target[0] else f"{target[0]}:{target[1]}"
         while True:
-            stream = await _connect_from(local_port, target, attempt)
-            if stream is not None:
+            got = await _connect_from(local_port, target, attempt)
+            if isinstance(got, trio.SocketStream):
                 try:
-                    await send.send((stream, shown))
+                    await send.send((got, shown))
                 except (trio.BrokenResourceError, trio.ClosedResourceError):
-                    await stream.aclose()
+                    await got.aclose()
                     return
                 await trio.sleep(interval)  # a stream that fails the handshake: try again
             else:
-                await trio.sleep(interval)
+                await trio.sleep(reset_interval if got else interval)
 
     async with trio.open_nursery() as nursery:
         for target in dict.fromkeys(targets):
