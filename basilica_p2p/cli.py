@@ -7,6 +7,7 @@ line on stderr and exit status 2, never a traceback.
 from __future__ import annotations
 
 import json
+import re
 import sys
 from enum import Enum
 from pathlib import Path
@@ -670,7 +671,7 @@ NET_HELP = {
                  "by default the host prints an invite code and lets in only its holder.",
     "stun": "A STUN server (HOST:PORT) that tells this side its public address; repeat for more. "
             "Default: three public servers (docs/network.md, 'Playing over the internet').",
-    "no_stun": "Ask no STUN server: the invite then holds no public address.",
+    "no_stun": "Ask no STUN server: the invite (or the joiner's reply code) then holds no public address.",
     "port_mapping": "Ask the router for a port: auto (PCP, then NAT-PMP, then UPnP-IGD), one of pcp, natpmp, "
                     "upnp, or off.",
     "connect_timeout": "Seconds to try every way to the host (hole punching included) before giving up.",
@@ -792,7 +793,7 @@ def join_cmd(
     """
     from .net import peer as net_peer
 
-    if address.strip().lower().startswith("bas"):
+    if re.match(r"\s*bas\d+r?:", address, re.IGNORECASE):
         _join_with_invite(ctx, address, bot, ruleset, festum, festum_removal, manifest, replay_dir,
                           handshake_timeout, idle_timeout, ping_interval, frame_timeout, move_time, keep_session,
                           shuffle, _internet_options(stun, no_stun, "off", 600, handshake_timeout, connect_timeout))
@@ -838,19 +839,21 @@ async def _stdin_lines():  # type: ignore[no-untyped-def]
         fd = sys.stdin.fileno()
     except (AttributeError, ValueError, OSError):
         return
-    buffer = b""
+    line = bytearray()
     while True:
         try:
             await trio.lowlevel.wait_readable(fd)
         except (OSError, ValueError):  # a regular file, /dev/null: nothing to wait for
             return
-        data = _os.read(fd, 4096)
-        if not data:
+        # One byte at a time: nothing typed after the line is taken from the game's prompt.
+        byte = _os.read(fd, 1)
+        if not byte:
             return
-        buffer += data
-        while b"\n" in buffer:
-            line, buffer = buffer.split(b"\n", 1)
+        if byte == b"\n":
             yield line.decode("utf-8", "replace")
+            line.clear()
+        elif len(line) < 4096:  # a code is at most 1024 characters; the rest of a longer line is dropped
+            line += byte
 
 
 async def _host_with_invite(bind: str, port: int, config, internet):  # type: ignore[no-untyped-def]
@@ -881,6 +884,7 @@ async def _host_with_invite(bind: str, port: int, config, internet):  # type: ig
             raise SessionError(str(e)) from None
         typer.echo(f"connected: {describe_path(admitted.via)} (from {admitted.peer})", err=True)
         config.pinned = admitted.joiner_key
+        admitted.framed.frame_timeout = config.timeouts.frame  # the knock had a shorter one
         return await play_games(admitted.framed, True, config)
 
 
@@ -922,11 +926,15 @@ def _join_with_invite(ctx, code, bot, ruleset, festum, festum_removal, manifest,
             for where, why in e.failures:
                 typer.echo(f"  {where}: {why}", err=True)
             raise SessionError(str(e)) from None
-        used.claim(config.me.public, ident)
         host_part, _, port_part = dialed.address.rpartition(":")
         config.resume_info.update(address=host_part.strip("[]"), port=int(port_part))
         config.pinned = invite.key
-        return await play_games(dialed.framed, False, config)
+        dialed.framed.frame_timeout = config.timeouts.frame
+        try:
+            return await play_games(dialed.framed, False, config)
+        finally:
+            if config.games_begun:  # the seat was really taken: a game has a replay
+                used.claim(config.me.public, ident)
 
     _run_peer(run, config, "", lambda e: "the invite's addresses did not answer")
 

@@ -118,3 +118,45 @@ def test_a_reply_code_pasted_into_the_host_is_checked(tmp_path: Path) -> None:
         if host.poll() is None:
             host.kill()
             host.communicate(timeout=20)
+
+
+def test_a_host_name_that_begins_like_a_code_is_an_address(tmp_path: Path) -> None:
+    r = subprocess.run(_cli("join", "bastion.invalid:7431", "--bot", "random"), env=_env(tmp_path / "jh"),
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 1 and "bastion.invalid" in r.stderr and "code" not in r.stderr, r.stderr
+
+
+def test_an_invite_is_not_used_up_when_the_host_drops_the_joiner_before_any_game(tmp_path: Path) -> None:
+    """A host (here a fake one) that takes the knock and closes: the seat was never taken, so the
+    same code may be tried again, and the second try is not refused as a reuse."""
+    import socket
+    import threading
+
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+    from basilica_p2p.net.framing import CONTROL
+    from basilica_p2p.net.gate import CHALLENGE_TAG
+    from basilica_p2p.net.invite import Candidate, Invite, format_invite
+    from basilica_p2p.wire import encode
+
+    key = Ed25519PrivateKey.generate()
+    public = key.public_key().public_bytes_raw()
+    server = socket.create_server(("127.0.0.1", 0))
+    port = server.getsockname()[1]
+
+    def fake_host() -> None:
+        for _ in range(2):
+            conn, _ = server.accept()
+            nonce = os.urandom(32)
+            body = encode({"t": "challenge", "key": public, "nonce": nonce, "sig": key.sign(CHALLENGE_TAG + nonce)})
+            conn.sendall(len(body).__add__(1).to_bytes(4, "big") + bytes([CONTROL]) + body)
+            conn.recv(4096)  # the knock
+            conn.close()
+
+    threading.Thread(target=fake_host, daemon=True).start()
+    code = format_invite(Invite(public, os.urandom(16), 2**40, (Candidate("lan", "127.0.0.1", port),)))
+    for attempt in range(2):
+        r = _join(tmp_path, code)
+        assert r.returncode == 1, r.stderr
+        assert "used already" not in r.stderr, (attempt, r.stderr)
+    server.close()

@@ -190,3 +190,42 @@ async def test_an_invite_nobody_uses_closes_the_gate_with_one_line() -> None:
     listener = await listen("127.0.0.1", 0)
     with pytest.raises(GateClosed, match="expired and nobody took the seat"):
         await admit([listener], ALICE, invite_for(1), trio.current_time() + 0.2, Log())
+
+
+async def test_an_impostor_at_one_address_does_not_stop_the_join_from_reaching_the_host_at_another() -> None:
+    """Another key answering at a LAN address (a neighbour's host, or an attacker) is refused with one
+    line, and the joiner goes on to the invite's real host at its next address."""
+    fake, fake_port, _ = await _door()
+    real, real_port, _ = await _door()
+    invite = Invite(ALICE.public, os.urandom(16), 2**31,
+                    (Candidate("lan", "127.0.0.1", fake_port), Candidate("stun", "127.0.0.1", real_port)))
+    impostor = Invite(MALLORY.public, invite.secret, invite.expires, invite.candidates)
+    log = Log()
+    with trio.fail_after(20):
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(admit, [fake], MALLORY, impostor, trio.current_time() + 20, Log())
+            nursery.start_soon(admit, [real], ALICE, invite, trio.current_time() + 20, Log())
+            dialed = await dial(invite, BOB, trio.current_time() + 10, log, times=QUICK)
+            nursery.cancel_scope.cancel()
+    await dialed.framed.aclose()
+    assert dialed.address == f"127.0.0.1:{real_port}"
+    assert any(line.startswith(f"refused 127.0.0.1:{fake_port}: it answered with the key ") and
+               line.endswith("a possible man in the middle (still trying)") for line in log), log
+
+
+async def test_a_punch_attempt_meeting_any_local_error_is_only_that_attempts_failure(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A local firewall (EPERM), an ICMP protocol-unreachable (ENOPROTOOPT): punching goes on."""
+    import errno
+
+    from basilica_p2p.net import punch
+
+    for code in (errno.EPERM, errno.ENOPROTOOPT, errno.ECONNREFUSED):
+        async def refuse(self: object, address: object, code: int = code) -> None:
+            raise OSError(code, os.strerror(code))
+
+        probe = trio.socket.socket()
+        probe.close()
+        monkeypatch.setattr(type(probe), "connect", refuse)
+        got = await punch._connect_from(0, ("127.0.0.1", 9), 1.0)
+        assert got is (code == errno.ECONNREFUSED)

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 import trio
 
 from ..identity import Identity, fingerprint
+from .session import printable
 from ..wire import ProtocolError
 from .framing import CONTROL, FramedStream, PeerClosed, PeerTimeout
 from .gate import challenge_signature_ok, describe_path
@@ -68,6 +69,7 @@ class _Race:
     impostors: dict[str, bytes] = field(default_factory=dict)  # address -> the key it presented
     tried: set[str] = field(default_factory=set)
     done: trio.Event = field(default_factory=trio.Event)
+    log: Callable[[str], None] = lambda s: None
 
 
 def _address(host: str, port: int) -> str:
@@ -83,7 +85,7 @@ async def _challenge(framed: FramedStream, invite: Invite, address: str, race: _
             raise ProtocolError("it sent a game message, not a challenge (a host without this invite?)")
         msg = frame.control()
         if msg["t"] == "error":
-            raise ProtocolError(f"it said: {str(msg['reason'])[:200]}")
+            raise ProtocolError(f"it said: {printable(msg['reason'], 200)}")
         if msg["t"] != "challenge":
             raise ProtocolError(f"it sent {msg['t']!r}, not a challenge")
     except trio.TooSlowError:
@@ -95,6 +97,9 @@ async def _challenge(framed: FramedStream, invite: Invite, address: str, race: _
     key, nonce, sig = msg["key"], msg["nonce"], msg["sig"]
     if key != invite.key:
         shown = key if isinstance(key, bytes) and len(key) == 32 else b""
+        if address not in race.impostors:
+            race.log(f"refused {address}: it answered with the key {fingerprint(shown) if shown else 'garbage'}, "
+                     f"not the invite's {fingerprint(invite.key)}; a possible man in the middle (still trying)")
         race.impostors[address] = shown
         race.failures[address] = (f"it presented the key {fingerprint(shown) if shown else 'garbage'}, not the "
                                   f"invite's {fingerprint(invite.key)}: a possible man in the middle")
@@ -141,9 +146,13 @@ def _why(e: OSError) -> str:
 async def _try_stream(stream: trio.SocketStream, via: str, address: str, invite: Invite, race: _Race,
                       times: DialTimes) -> None:
     framed = FramedStream(stream, times.frame)
-    nonce = await _challenge(framed, invite, address, race, times)
+    try:
+        nonce = await _challenge(framed, invite, address, race, times)
+    except BaseException:  # cancelled: another way won, or the time is up
+        await trio.aclose_forcefully(stream)
+        raise
     if nonce is None or race.winner is not None:
-        await framed.aclose()
+        await trio.aclose_forcefully(stream)
         return
     race.winner, race.nonce = Dialed(framed, via, address), nonce
     race.done.set()
@@ -156,7 +165,7 @@ async def dial(invite: Invite, me: Identity, deadline: float, log: Callable[[str
 
     Raises :class:`ManInTheMiddle` if only impostors answered, :class:`NoPath` if nothing did.
     """
-    race = _Race()
+    race = _Race(log=log)
     candidates = list(invite.candidates)
 
     async def rounds(nursery: trio.Nursery) -> None:
@@ -167,9 +176,6 @@ async def dial(invite: Invite, me: Identity, deadline: float, log: Callable[[str
                 with trio.move_on_after(times.stagger):
                     await failed.wait()
             await trio.sleep(times.retry)
-            if race.impostors and all(_address(c.host, c.port) in race.failures for c in candidates):
-                # Every address failed, and some answered with another key: no use waiting longer.
-                race.done.set()
 
     async def punched(nursery: trio.Nursery) -> None:
         assert extra is not None
@@ -199,7 +205,12 @@ async def dial(invite: Invite, me: Identity, deadline: float, log: Callable[[str
         raise NoPath("no way to the host worked", failures)
     winner = race.winner
     mac = knock_mac(invite.secret, race.nonce, invite.key, me.public)
-    await winner.framed.send_control("knock", key=me.public, mac=mac, via=winner.via)
+    try:
+        await winner.framed.send_control("knock", key=me.public, mac=mac, via=winner.via)
+    except (PeerClosed, PeerTimeout) as e:
+        await trio.aclose_forcefully(winner.framed.stream)
+        raise NoPath(f"the host at {winner.address} closed the connection before we could knock ({e})",
+                     [(winner.address, str(e))]) from None
     winner.others = sorted((a, race.failures.get(a, "no answer yet when another way connected"))
                            for a in race.tried if a != winner.address)
     log(f"connected: {winner.path} ({winner.address})")

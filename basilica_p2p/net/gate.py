@@ -132,7 +132,10 @@ async def _trial(stream: trio.SocketStream, me: Identity, invite: Invite, seat: 
             admitted = True
         if scope.cancelled_caught:
             log(f"a connection from {peer} did not knock within {limits.handshake_time:g} s: dropped")
-    except (ProtocolError, PeerClosed, PeerTimeout, ValueError) as e:
+    except PeerClosed:
+        # Usually a joiner's attempt that lost its race to another address: not an attack.
+        log(f"a connection from {peer} closed before knocking")
+    except (ProtocolError, PeerTimeout, ValueError) as e:
         log(f"a connection from {peer} failed the invite handshake ({_short(e)}): dropped")
     finally:
         if not admitted:

@@ -77,6 +77,8 @@ async def host_connection(
     A port mapping, if one is made, stays in ``stack`` (renewed while the
     game lasts, removed when the caller closes the stack).
     """
+    if not _wildcard(bind):
+        bind = await _numeric(bind)
     listener = await listen("0.0.0.0" if _wildcard(bind) else bind, port)
     port = listener.socket.getsockname()[1]
     listeners = [listener]
@@ -127,6 +129,9 @@ async def host_connection(
             if _symmetric(stun_candidates):
                 notes.append("this router changes ports per destination (symmetric NAT): a joiner from outside "
                              "can come in only through the port mapping, or a port forwarded by hand")
+        if not candidates:
+            notes.append("warning: the invite holds no address another machine can use (no network address "
+                         "here, no STUN answer, no port mapped): a joiner can only wait")
         invite = Invite(me.public, os.urandom(16), now + options.ttl, tuple(candidates[:MAX_CANDIDATES]))
         ready(HostReady(port, invite, notes))
         send, receive = trio.open_memory_channel[tuple[trio.SocketStream, str]](0)
@@ -134,7 +139,7 @@ async def host_connection(
         closed: GateClosed | None = None
         async with trio.open_nursery() as nursery:
             if replies is not None:
-                nursery.start_soon(_read_replies, replies, invite, port, send, log, nursery)
+                nursery.start_soon(_read_replies, replies, invite, port, send, log, nursery, options.give_up)
             try:
                 admitted = await admit(listeners, me, invite, deadline, log, options.limits, frame_timeout,
                                        extra=receive)
@@ -151,7 +156,7 @@ async def host_connection(
 
 async def _read_replies(replies: AsyncIterator[str], invite: Invite, port: int,
                         send: trio.MemorySendChannel[tuple[trio.SocketStream, str]], log: Callable[[str], None],
-                        nursery: trio.Nursery) -> None:
+                        nursery: trio.Nursery, give_up: float) -> None:
     """Each line that is a good reply code starts punching toward the joiner's candidates."""
     async for line in replies:
         text = line.strip()
@@ -166,8 +171,31 @@ async def _read_replies(replies: AsyncIterator[str], invite: Invite, port: int,
             log("that reply code was not made from this invite: ignored")
             continue
         targets = [(c.host, c.port) for c in reply.candidates]
-        log(f"reply from key {fingerprint(reply.key)}: punching toward {len(targets)} address(es)")
-        nursery.start_soon(punch, port, targets, send.clone())
+        log(f"reply from key {fingerprint(reply.key)}: punching toward {len(targets)} address(es) "
+            f"for {give_up:g} s")
+        nursery.start_soon(_punch_for, give_up, port, targets, send.clone())
+
+
+async def _punch_for(seconds: float, port: int, targets: list[tuple[str, int]],
+                     send: trio.MemorySendChannel[tuple[trio.SocketStream, str]]) -> None:
+    """Punch as long as a joiner keeps trying (its --connect-timeout default), not until the invite expires."""
+    with trio.move_on_after(seconds):
+        await punch(port, targets, send)
+
+
+async def _numeric(host: str) -> str:
+    """``--bind`` as an address: a name is resolved (the invite carries addresses, not names)."""
+    import ipaddress
+
+    try:
+        return str(ipaddress.ip_address(host))
+    except ValueError:
+        pass
+    try:
+        found = await trio.socket.getaddrinfo(host, None, type=socket.SOCK_STREAM)
+    except OSError as e:
+        raise OSError(e.errno, f"cannot resolve --bind {host!r}: {e.strerror or e}") from None
+    return str(found[0][4][0])
 
 
 def _kind_of(host: str) -> str:

@@ -50,6 +50,7 @@ class PeerConfig:
     keep_session: bool = False  # keep each finished game's session file (normally deleted)
     ledger: GameLedger | None = None  # the game ids our keys signed: never one twice
     pinned: bytes | None = None  # the peer's key, when an invite fixed it: any other is refused
+    games_begun: int = 0  # games whose hellos were exchanged (a replay exists) on this connection
 
 
 async def play_games(stream: trio.abc.Stream | FramedStream, hosting: bool, config: PeerConfig) -> list[GameReport]:
@@ -75,6 +76,7 @@ async def play_games(stream: trio.abc.Stream | FramedStream, hosting: bool, conf
 
             def started(path: Path) -> None:
                 config.current = path
+                config.games_begun += 1
                 confirmed()  # the peer's hello came after our last message of the game before
 
             try:

@@ -51,22 +51,26 @@ async def listen(host: str, port: int, backlog: int = 64) -> trio.SocketListener
 
 
 async def _connect_from(local_port: int, target: tuple[str, int], timeout: float) -> trio.SocketStream | bool:
-    """A stream, or whether the attempt was refused at once (a reset) rather than left unanswered."""
+    """A stream, or whether the attempt was refused at once (a reset) rather than left unanswered.
+
+    Any error of one attempt (a refusal, an unreachable network, a local firewall, a family
+    this machine lacks) is that attempt's failure, never the caller's: punching goes on.
+    """
     family = socket.AF_INET6 if ":" in target[0] else socket.AF_INET
-    sock = reusable(family, local_port)
-    refused = False
+    sock = None
     try:
+        sock = reusable(family, local_port)
         await sock.bind(("::" if family == socket.AF_INET6 else "0.0.0.0", local_port))
         with trio.move_on_after(timeout):
             await sock.connect(target)
-            return trio.SocketStream(sock)
+            stream, sock = trio.SocketStream(sock), None
+            return stream
+        return False
     except OSError as e:
-        if e.errno not in (errno.ECONNREFUSED, errno.ECONNRESET, errno.ETIMEDOUT, errno.EHOSTUNREACH,
-                           errno.ENETUNREACH, errno.EADDRINUSE, errno.EADDRNOTAVAIL):
-            raise
-        refused = e.errno in (errno.ECONNREFUSED, errno.ECONNRESET)
-    sock.close()
-    return refused
+        return e.errno in (errno.ECONNREFUSED, errno.ECONNRESET)
+    finally:
+        if sock is not None:  # not handed over: also when cancelled
+            sock.close()
 
 
 async def punch(local_port: int, targets: Sequence[tuple[str, int]],
@@ -89,9 +93,11 @@ async def punch(local_port: int, targets: Sequence[tuple[str, int]],
             if isinstance(got, trio.SocketStream):
                 try:
                     await send.send((got, shown))
-                except (trio.BrokenResourceError, trio.ClosedResourceError):
-                    await got.aclose()
-                    return
+                except BaseException as e:  # nobody takes it (the other side won, or we were cancelled)
+                    await trio.aclose_forcefully(got)
+                    if isinstance(e, (trio.BrokenResourceError, trio.ClosedResourceError)):
+                        return
+                    raise
                 await trio.sleep(interval)  # a stream that fails the handshake: try again
             else:
                 await trio.sleep(reset_interval if got else interval)
