@@ -676,6 +676,14 @@ NET_HELP = {
                     "upnp, or off.",
     "connect_timeout": "Seconds to try every way to the host (hole punching included) before giving up.",
     "invite_ttl": "Seconds the invite stays valid.",
+    "host_code": "Also print a short code (7-crossover-clockwork) to read aloud, through a Magic Wormhole "
+                 "mailbox; with it the two sides punch and relay without pasting anything (docs/wormhole.md).",
+    "join_code": "Join by the host's short code (the code alone as the argument works too).",
+    "mailbox": "The Magic Wormhole mailbox server for --code (default: the public one, "
+               "ws://relay.magic-wormhole.io:4000/v1).",
+    "relay": "The Magic Wormhole transit relay used when no direct way connects (default: "
+             "transit.magic-wormhole.io:4001).",
+    "no_relay": "With --code: play directly or not at all (never through a relay).",
     "keep": "Keep each game's hidden .session file (what resume needs) after the game is finished and both "
             "sides hold the result; by default it is deleted then.",
 }
@@ -725,6 +733,10 @@ def host_cmd(
     port_mapping: str = typer.Option("auto", "--port-mapping", metavar="[auto|pcp|natpmp|upnp|off]",
                                      help=NET_HELP["port_mapping"]),
     invite_ttl: int = typer.Option(600, "--invite-ttl", min=10, max=7 * 24 * 3600, help=NET_HELP["invite_ttl"]),
+    code: bool = typer.Option(False, "--code", metavar="", help=NET_HELP["host_code"]),
+    mailbox: Optional[str] = typer.Option(None, "--mailbox", metavar="URL", help=NET_HELP["mailbox"]),
+    relay: Optional[str] = typer.Option(None, "--relay", metavar="HOST:PORT", help=NET_HELP["relay"]),
+    no_relay: bool = typer.Option(False, "--no-relay", metavar="", help=NET_HELP["no_relay"]),
 ) -> None:
     """Wait for a peer to join, then play. Prints where it listens and an invite to paste to the other player.
 
@@ -745,9 +757,12 @@ def host_cmd(
     config.resume_info["address"] = bind
     if not no_invite:
         internet = _internet_options(stun, no_stun, port_mapping, invite_ttl, handshake_timeout)
-        _run_peer(lambda: _host_with_invite(bind, port, config, internet), config, f" ({bind}:{port})",
+        coded = _code_options(mailbox, relay, no_relay) if code else None
+        _run_peer(lambda: _host_with_invite(bind, port, config, internet, coded), config, f" ({bind}:{port})",
                   _host_hint(bind, port))
         return
+    if code:
+        raise fail("--code needs an invite: leave out --no-invite")
 
     def ready(address: str, actual: int) -> None:
         typer.echo(f"listening on {address}:{actual}", err=False)
@@ -762,8 +777,9 @@ def host_cmd(
 @app.command("join")
 def join_cmd(
     ctx: typer.Context,
-    address: str = typer.Argument(..., help="The invite the host printed (bas1:...), or the host as HOST:PORT "
-                                  "(e.g. 192.168.1.20:7431) for a host started with --no-invite."),
+    address: Optional[str] = typer.Argument(None, help="The invite the host printed (bas1:...), its short code "
+                                            "(7-crossover-clockwork), or the host as HOST:PORT (e.g. "
+                                            "192.168.1.20:7431) for a host started with --no-invite."),
     bot: Optional[str] = OPT_BOT,
     ruleset: Ruleset = OPT_RULESET,
     festum: bool = OPT_FESTUM,
@@ -781,6 +797,10 @@ def join_cmd(
     no_stun: bool = typer.Option(False, "--no-stun", metavar="", help=NET_HELP["no_stun"]),
     connect_timeout: float = typer.Option(60.0, "--connect-timeout", min=1.0, max=3600.0,
                                           help=NET_HELP["connect_timeout"]),
+    code: Optional[str] = typer.Option(None, "--code", metavar="CODE", help=NET_HELP["join_code"]),
+    mailbox: Optional[str] = typer.Option(None, "--mailbox", metavar="URL", help=NET_HELP["mailbox"]),
+    relay: Optional[str] = typer.Option(None, "--relay", metavar="HOST:PORT", help=NET_HELP["relay"]),
+    no_relay: bool = typer.Option(False, "--no-relay", metavar="", help=NET_HELP["no_relay"]),
 ) -> None:
     """Connect to a host and play as many games as the host starts.
 
@@ -793,11 +813,15 @@ def join_cmd(
     """
     from .net import peer as net_peer
 
-    if re.match(r"\s*bas\d+r?:", address, re.IGNORECASE):
-        _join_with_invite(ctx, address, bot, ruleset, festum, festum_removal, manifest, replay_dir,
+    wormhole_code = code or (address if address and WORMHOLE_CODE.match(address) else None)
+    if wormhole_code is not None or (address and re.match(r"\s*bas\d+r?:", address, re.IGNORECASE)):
+        _join_with_invite(ctx, wormhole_code or address, bot, ruleset, festum, festum_removal, manifest, replay_dir,
                           handshake_timeout, idle_timeout, ping_interval, frame_timeout, move_time, keep_session,
-                          shuffle, _internet_options(stun, no_stun, "off", 600, handshake_timeout, connect_timeout))
+                          shuffle, _internet_options(stun, no_stun, "off", 600, handshake_timeout, connect_timeout),
+                          _code_options(mailbox, relay, no_relay) if wormhole_code is not None else None)
         return
+    if address is None:
+        raise fail("give the invite (bas1:...), a code (--code 7-word-word) or the host's HOST:PORT")
     host_part, sep, port_part = address.rpartition(":")
     if not sep or not port_part.isdigit() or not 0 < int(port_part) < 65536 or not host_part:
         raise fail(f"{address!r} is not HOST:PORT")
@@ -828,6 +852,23 @@ def _internet_options(stun: Optional[list[str]], no_stun: bool, port_mapping: st
                            limits=GateLimits(handshake_time=min(5.0, handshake)), give_up=give_up)
 
 
+WORMHOLE_CODE = re.compile(r"^\s*\d+(-[A-Za-z]+)+\s*$")
+
+
+def _code_options(mailbox: Optional[str], relay: Optional[str], no_relay: bool):  # type: ignore[no-untyped-def]
+    from .net.coded import PUBLIC_MAILBOX, PUBLIC_RELAY, CodeOptions
+
+    if mailbox is not None and not re.match(r"wss?://", mailbox):
+        raise fail(f"--mailbox {mailbox!r} is not a ws:// or wss:// URL")
+    where = PUBLIC_RELAY
+    if relay is not None:
+        host_part, sep, port_part = relay.rpartition(":")
+        if not sep or not port_part.isdigit() or not 0 < int(port_part) < 65536 or not host_part:
+            raise fail(f"--relay {relay!r} is not HOST:PORT")
+        where = (host_part.strip("[]"), int(port_part))
+    return CodeOptions(mailbox or PUBLIC_MAILBOX, None if no_relay else where)
+
+
 async def _stdin_lines():  # type: ignore[no-untyped-def]
     """Lines typed or piped on standard input, read only while awaited (nothing is taken from a
     game's prompt later); stops at end of input, or at once when standard input cannot be polled."""
@@ -856,13 +897,13 @@ async def _stdin_lines():  # type: ignore[no-untyped-def]
             line += byte
 
 
-async def _host_with_invite(bind: str, port: int, config, internet):  # type: ignore[no-untyped-def]
+async def _host_with_invite(bind: str, port: int, config, internet, coded=None):  # type: ignore[no-untyped-def]
     import time
     from contextlib import AsyncExitStack
 
     from .net.gate import GateClosed, describe_path
     from .net.invite import format_invite
-    from .net.invited import host_connection
+    from .net.invited import host_connection, reply_reader
     from .net.peer import play_games
     from .net.session import SessionError
 
@@ -876,13 +917,29 @@ async def _host_with_invite(bind: str, port: int, config, internet):  # type: ig
         typer.echo(f"give the invite line to the other player (it is valid for {internet.ttl} s and lets in one "
                    "player); if they print a 'reply: bas1r:...' line, paste it here and press Enter", err=True)
 
+    companions = [reply_reader(_stdin_lines())]
+    if coded is not None:
+        from .net.coded import wormhole_companion
+
+        def show_code(text: str) -> None:
+            typer.echo(f"code: basilica join --code {text}")
+            sys.stdout.flush()
+            typer.echo("or read the code out to the other player: it works once, and a wrong guess ends it",
+                       err=True)
+
+        companions.append(wormhole_companion(coded, show_code, internet.ttl))
     async with AsyncExitStack() as stack:
         try:
             admitted = await host_connection(bind, port, config.me, internet, int(time.time()), ready, config.log,
-                                             _stdin_lines(), stack, config.timeouts.frame)
+                                             companions, stack, config.timeouts.frame)
         except GateClosed as e:
             raise SessionError(str(e)) from None
-        typer.echo(f"connected: {describe_path(admitted.via)} (from {admitted.peer})", err=True)
+        if admitted.via == "relayed":
+            from .net.coded import relay_note
+
+            typer.echo(relay_note(admitted.peer), err=True)
+        else:
+            typer.echo(f"connected: {describe_path(admitted.via)} (from {admitted.peer})", err=True)
         config.pinned = admitted.joiner_key
         admitted.framed.frame_timeout = config.timeouts.frame  # the knock had a shorter one
         return await play_games(admitted.framed, True, config)
@@ -890,22 +947,25 @@ async def _host_with_invite(bind: str, port: int, config, internet):  # type: ig
 
 def _join_with_invite(ctx, code, bot, ruleset, festum, festum_removal, manifest, replay_dir,  # type: ignore[no-untyped-def]
                       handshake_timeout, idle_timeout, ping_interval, frame_timeout, move_time, keep_session,
-                      shuffle, internet) -> None:
+                      shuffle, internet, coded=None) -> None:
+    """Join by an invite code (bas1:...) or, with ``coded``, by a wormhole code (7-word-word)."""
     import time
 
     from .net.invite import InviteError, invite_id, parse_invite
     from .net.ledger import GameLedger
 
-    try:
-        invite = parse_invite(code, int(time.time()))
-    except InviteError as e:
-        raise fail(f"invite: {e}") from None
+    invite = None
+    if coded is None:
+        try:
+            invite = parse_invite(code, int(time.time()))
+        except InviteError as e:
+            raise fail(f"invite: {e}") from None
     config = _net_options(bot, ruleset, festum, festum_removal, manifest, replay_dir, handshake_timeout,
                           idle_timeout, ping_interval, frame_timeout, move_time, ctx, "join",
                           keep_session=keep_session, shuffle=shuffle)
     used = GameLedger(home_of(ctx), "invites_used")
-    ident = bytes.fromhex(invite_id(invite))
-    if used.signed(config.me.public, ident):
+    ident = bytes.fromhex(invite_id(invite)) if invite is not None else b""
+    if invite is not None and used.signed(config.me.public, ident):
         raise fail("this invite was used already: ask the host for a new one", code=1)
 
     async def run():  # type: ignore[no-untyped-def]
@@ -921,19 +981,26 @@ def _join_with_invite(ctx, code, bot, ruleset, festum, festum_removal, manifest,
                        "it into its window; both sides then punch a hole through their routers", err=True)
 
         try:
-            dialed = await join_connection(invite, config.me, internet, show_reply, config.log)
+            if coded is not None:
+                from .net.coded import join_with_code, relay_note
+
+                dialed = await join_with_code(code, config.me, internet, coded, int(time.time()), config.log)
+            else:
+                dialed = await join_connection(invite, config.me, internet, show_reply, config.log)
         except NoPath as e:
             for where, why in e.failures:
                 typer.echo(f"  {where}: {why}", err=True)
             raise SessionError(str(e)) from None
-        host_part, _, port_part = dialed.address.rpartition(":")
+        if dialed.via == "relayed":
+            typer.echo(relay_note(dialed.address.removeprefix("relay ")), err=True)
+        host_part, _, port_part = dialed.address.removeprefix("relay ").rpartition(":")
         config.resume_info.update(address=host_part.strip("[]"), port=int(port_part))
-        config.pinned = invite.key
+        config.pinned = dialed.host_key
         dialed.framed.frame_timeout = config.timeouts.frame
         try:
             return await play_games(dialed.framed, False, config)
         finally:
-            if config.games_begun:  # the seat was really taken: a game has a replay
+            if config.games_begun and invite is not None:  # the seat was really taken: a game has a replay
                 used.claim(config.me.public, ident)
 
     _run_peer(run, config, "", lambda e: "the invite's addresses did not answer")

@@ -8,6 +8,7 @@ person can act on when no path exists.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import threading
@@ -213,3 +214,68 @@ def test_a_man_in_the_middle_with_another_key_is_refused(mapped_lab: Lab, tmp_pa
     assert jcode == 1, jerr
     assert "a possible man in the middle" in jerr.strip().splitlines()[-1], jerr
     assert not list((tmp_path / "b").glob("*.replay"))
+
+
+# --- issue 12: a code read aloud, and a relay when no direct way exists ---------------------------
+
+MAILBOX_PORT, RELAY_PORT = 4000, 4001
+
+
+@contextlib.contextmanager
+def wormhole_servers(lab: Lab, folder: Path) -> Iterator[list[str]]:
+    """The Magic Wormhole mailbox and transit relay on the fake internet (11.0.0.1); the options
+    that point host and join at them."""
+    from wormhole_servers import TWIST, require_venv
+
+    require_venv(TWIST)
+    host = lab.server_ips[0]
+    for name, port in (("wormhole-mailbox", MAILBOX_PORT), ("transitrelay", RELAY_PORT)):
+        extra = [f"--channel-db={folder / 'channel.sqlite'}", f"--usage-db={folder / 'usage.sqlite'}"] \
+            if name == "wormhole-mailbox" else []
+        lab.popen(lab.internet, [str(TWIST), "--log-format=text", name, f"--port=tcp:{port}:interface={host}",
+                                 *extra], cwd=folder, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        end = time.monotonic() + 20
+        while lab.tcp_probe(lab.player(0), host, port, timeout=0.5).outcome != "connected":
+            assert time.monotonic() < end, f"{name} did not listen on {host}:{port}"
+            time.sleep(0.1)
+    yield ["--mailbox", f"ws://{host}:{MAILBOX_PORT}/v1", "--relay", f"{host}:{RELAY_PORT}"]
+
+
+@pytest.fixture(scope="module")
+def symmetric_pair(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Lab, list[str]]]:
+    with Lab([Router("home", "symmetric"), Router("away", "symmetric")]) as lab, \
+            wormhole_servers(lab, tmp_path_factory.mktemp("wh")) as where:
+        yield lab, where
+
+
+@pytest.fixture(scope="module")
+def cone_pair(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Lab, list[str]]]:
+    with Lab([Router("home", "cone"), Router("away", "cone")]) as lab, \
+            wormhole_servers(lab, tmp_path_factory.mktemp("wh")) as where:
+        yield lab, where
+
+
+def _code_game(lab: Lab, where: list[str], tmp: Path) -> tuple[str, str]:
+    host = Side(lab, 0, ["host", "--code", "--bot", "random", "--port", str(HOST_PORT), "--replay-dir",
+                         str(tmp / "a"), "--port-mapping", "off", *_stun(lab), *where], tmp / "hh")
+    code = host.wait_for("code: basilica join --code ").split()[-1]
+    join = Side(lab, 1, ["join", "--code", code, "--bot", "random", "--replay-dir", str(tmp / "b"), *_stun(lab),
+                         *where], tmp / "jh")
+    return _played(tmp, host, join)
+
+
+def test_a_code_between_two_symmetric_routers_plays_through_the_relay(symmetric_pair: tuple[Lab, list[str]],
+                                                                     tmp_path: Path) -> None:
+    lab, where = symmetric_pair
+    herr, jerr = _code_game(lab, where, tmp_path)
+    relay = f"{lab.server_ips[0]}:{RELAY_PORT}"
+    assert f"connected: relayed by {relay}; staying on it for this game" in jerr, jerr
+    assert "connected: relayed by" in herr, herr
+
+
+def test_a_code_between_two_cone_routers_connects_directly_without_the_relay(cone_pair: tuple[Lab, list[str]],
+                                                                            tmp_path: Path) -> None:
+    lab, where = cone_pair
+    herr, jerr = _code_game(lab, where, tmp_path)
+    assert "connected: hole punched" in jerr and "relayed" not in jerr, jerr
+    assert "meeting the other side on the relay" not in jerr + herr

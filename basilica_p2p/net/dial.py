@@ -55,9 +55,12 @@ class Dialed:
     via: str  # the candidate kind that won, or "punched"
     address: str
     others: list[tuple[str, str]] = field(default_factory=list)  # (address, why it failed) of the rest
+    host_key: bytes = b""  # the key the invite pinned, which the game's hellos must carry
 
     @property
     def path(self) -> str:
+        if self.via == "relayed":
+            return f"relayed by {self.address.removeprefix('relay ')}"
         return describe_path(self.via)
 
 
@@ -183,7 +186,7 @@ async def dial(invite: Invite, me: Identity, deadline: float, log: Callable[[str
         async for stream, address in extra:
             # A punch toward a mapped or public address that connects went through that
             # mapping; only one toward the STUN-seen address is a hole punched.
-            kind = kinds.get(address, "stun")
+            kind = "relayed" if address.startswith("relay ") else kinds.get(address, "stun")
             nursery.start_soon(_try_stream, stream, "punched" if kind == "stun" else kind, address, invite, race,
                                times)
 
@@ -204,6 +207,7 @@ async def dial(invite: Invite, me: Identity, deadline: float, log: Callable[[str
                                  f"{fingerprint(invite.key)}; a possible man in the middle", failures)
         raise NoPath("no way to the host worked", failures)
     winner = race.winner
+    winner.host_key = invite.key
     mac = knock_mac(invite.secret, race.nonce, invite.key, me.public)
     try:
         await winner.framed.send_control("knock", key=me.public, mac=mac, via=winner.via)
@@ -213,7 +217,7 @@ async def dial(invite: Invite, me: Identity, deadline: float, log: Callable[[str
                      [(winner.address, str(e))]) from None
     winner.others = sorted((a, race.failures.get(a, "no answer yet when another way connected"))
                            for a in race.tried if a != winner.address)
-    log(f"connected: {winner.path} ({winner.address})")
+    log(f"connected: {winner.path}" + ("" if winner.via == "relayed" else f" ({winner.address})"))
     for address, why in winner.others:
         log(f"  not used: {address}: {why}")
     return winner

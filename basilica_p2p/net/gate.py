@@ -47,6 +47,7 @@ PATHS = {
     "upnp": "port mapped by UPnP on the router",
     "stun": "direct to the address a STUN server sees (the router let it in)",
     "punched": "hole punched",
+    "relayed": "relayed by a transit relay",
 }
 
 

@@ -24,7 +24,7 @@ from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 from ..vectorfiles import emit
 from ..wire import encode
 from . import invite as iv
-from .invite import Candidate, Invite, Reply
+from .invite import Candidate, Invite
 
 FILE = "invite.json"
 SEEDS = (bytes([0x01]) * 32, bytes([0x02]) * 32)  # host, joiner: "alice" and "bob" of the other vectors

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import os
 import socket
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import AsyncExitStack
 from dataclasses import dataclass
 
@@ -25,9 +25,9 @@ import trio
 
 from ..identity import Identity, fingerprint
 from .dial import DialTimes, Dialed, ManInTheMiddle, NoPath, dial
-from .gate import Admitted, GateClosed, GateLimits, admit, describe_path
+from .gate import Admitted, GateClosed, GateLimits, admit
 from .interfaces import local_candidates
-from .invite import Candidate, Invite, InviteError, check_reply, format_reply, make_reply, parse_reply
+from .invite import Candidate, Invite, InviteError, Reply, check_reply, format_reply, make_reply, parse_reply
 from .punch import listen, punch, reusable
 from .stun import nat_behaviour, public_addresses
 
@@ -68,14 +68,43 @@ def _symmetric(stun_candidates: Sequence[Candidate]) -> bool:
     return any(len(p) > 1 for p in ports.values())
 
 
+@dataclass
+class Door:
+    """What a companion of the waiting host (reading reply codes, a wormhole) works with:
+    the invite, the port to punch from, and where to hand a stream it opened (its address,
+    written ``relay HOST:PORT`` for a relayed one)."""
+
+    invite: Invite
+    port: int
+    streams: trio.MemorySendChannel[tuple[trio.SocketStream, str]]
+    nursery: trio.Nursery
+    log: Callable[[str], None]
+    give_up: float
+
+    def take_reply(self, reply: Reply) -> bool:
+        """Punch toward a reply's candidates if it was made from this invite; False if it was not."""
+        if not check_reply(self.invite, reply):
+            return False
+        targets = [(c.host, c.port) for c in reply.candidates]
+        self.log(f"reply from key {fingerprint(reply.key)}: punching toward {len(targets)} address(es) "
+                 f"for {self.give_up:g} s")
+        self.nursery.start_soon(_punch_for, self.give_up, self.port, targets, self.streams.clone())
+        return True
+
+
+Companion = Callable[[Door], Awaitable[None]]
+
+
 async def host_connection(
     bind: str, port: int, me: Identity, options: InternetOptions, now: int, ready: Callable[[HostReady], None],
-    log: Callable[[str], None], replies: AsyncIterator[str] | None, stack: AsyncExitStack, frame_timeout: float = 10.0,
+    log: Callable[[str], None], companions: Sequence[Companion], stack: AsyncExitStack, frame_timeout: float = 10.0,
 ) -> Admitted:
     """Listen, gather candidates, announce the invite, and admit its holder.
 
-    A port mapping, if one is made, stays in ``stack`` (renewed while the
-    game lasts, removed when the caller closes the stack).
+    Each companion runs beside the door while the host waits (reading reply
+    codes from standard input, a wormhole); all are cancelled once the seat
+    is taken.  A port mapping, if one is made, stays in ``stack`` (renewed
+    while the game lasts, removed when the caller closes the stack).
     """
     if not _wildcard(bind):
         bind = await _numeric(bind)
@@ -138,8 +167,9 @@ async def host_connection(
         deadline = trio.current_time() + options.ttl
         closed: GateClosed | None = None
         async with trio.open_nursery() as nursery:
-            if replies is not None:
-                nursery.start_soon(_read_replies, replies, invite, port, send, log, nursery, options.give_up)
+            door = Door(invite, port, send, nursery, log, options.give_up)
+            for companion in companions:
+                nursery.start_soon(companion, door)
             try:
                 admitted = await admit(listeners, me, invite, deadline, log, options.limits, frame_timeout,
                                        extra=receive)
@@ -154,26 +184,22 @@ async def host_connection(
             await lst.aclose()
 
 
-async def _read_replies(replies: AsyncIterator[str], invite: Invite, port: int,
-                        send: trio.MemorySendChannel[tuple[trio.SocketStream, str]], log: Callable[[str], None],
-                        nursery: trio.Nursery, give_up: float) -> None:
-    """Each line that is a good reply code starts punching toward the joiner's candidates."""
-    async for line in replies:
-        text = line.strip()
-        if not text:
-            continue
-        try:
-            reply = parse_reply(text)
-        except InviteError as e:
-            log(f"that line is not a reply code: {e}")
-            continue
-        if not check_reply(invite, reply):
-            log("that reply code was not made from this invite: ignored")
-            continue
-        targets = [(c.host, c.port) for c in reply.candidates]
-        log(f"reply from key {fingerprint(reply.key)}: punching toward {len(targets)} address(es) "
-            f"for {give_up:g} s")
-        nursery.start_soon(_punch_for, give_up, port, targets, send.clone())
+def reply_reader(replies: AsyncIterator[str]) -> Companion:
+    """A companion taking reply codes as lines (the host's standard input)."""
+    async def read(door: Door) -> None:
+        async for line in replies:
+            text = line.strip()
+            if not text:
+                continue
+            try:
+                reply = parse_reply(text)
+            except InviteError as e:
+                door.log(f"that line is not a reply code: {e}")
+                continue
+            if not door.take_reply(reply):
+                door.log("that reply code was not made from this invite: ignored")
+
+    return read
 
 
 async def _punch_for(seconds: float, port: int, targets: list[tuple[str, int]],
@@ -237,10 +263,20 @@ async def join_connection(
         if targets:
             await punch(local_port, targets, send)
 
+    return await dial_beside(invite, me, options, log, receive, [slow_path], ours)
+
+
+async def dial_beside(invite: Invite, me: Identity, options: InternetOptions, log: Callable[[str], None],
+                      receive: trio.MemoryReceiveChannel[tuple[trio.SocketStream, str]],
+                      helpers: Sequence[Callable[[], Awaitable[None]]], ours: Sequence[Candidate],
+                      also: str = "") -> Dialed:
+    """:func:`dial` with ``helpers`` (punching, a relay) running beside it until it is done;
+    when no way works, the diagnosis (and ``also``) in one line."""
     deadline = trio.current_time() + options.give_up
     failed: NoPath | None = None
     async with trio.open_nursery() as nursery:
-        nursery.start_soon(slow_path)
+        for helper in helpers:
+            nursery.start_soon(helper)
         try:
             dialed = await dial(invite, me, deadline, log, options.times, receive)
         except NoPath as e:  # raised outside the nursery, so not wrapped in a group
@@ -249,7 +285,7 @@ async def join_connection(
     if isinstance(failed, ManInTheMiddle):
         raise failed
     if failed is not None:
-        raise NoPath(f"{failed}: {diagnose(invite, ours)}", failed.failures)
+        raise NoPath(f"{failed}: {diagnose(invite, ours)}{also}", failed.failures)
     return dialed
 
 

@@ -1,0 +1,155 @@
+"""Playing by a short code read aloud (``7-crossover-clockwork``), with a relay when no direct path exists.
+
+The code opens a Magic Wormhole (net/wormhole/): SPAKE2 on the code gives
+both sides one key, so a wrong code fails on both sides and an attacker
+gets one online guess per attempt.  Through it the two sides swap exactly
+what an invite and its reply carry (net/invite.py): the host sends its
+invite, the joiner answers with its reply code (its key, a MAC made with
+the invite's secret, its STUN-seen candidates).  Both keys are then
+pinned, and the rest is the invite's own connection logic: the joiner
+races the candidates, both punch at once (no pasting needed), and after
+``relay_after`` seconds both also meet on a Magic Wormhole transit relay
+(net/relay.py), keyed from the wormhole's key.  Whichever stream first
+passes the invite's challenge and knock carries the game; the signed
+protocol runs over it unchanged, so the relay can drop or delay bytes but
+never forge a move.
+"""
+
+from __future__ import annotations
+
+import socket
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import partial
+
+import trio
+
+from ..identity import Identity
+from .dial import Dialed
+from .interfaces import local_candidates
+from .invite import Candidate, InviteError, format_invite, format_reply, make_reply, parse_invite, parse_reply
+from .invited import MAX_CANDIDATES, Companion, Door, InternetOptions, dial_beside
+from .punch import punch, reusable
+from .session import SessionError
+from .stun import public_addresses
+
+APPID = "basilica-p2p.org/play/v1"
+PUBLIC_MAILBOX = "ws://relay.magic-wormhole.io:4000/v1"
+PUBLIC_RELAY = ("transit.magic-wormhole.io", 4001)
+TRANSIT_PURPOSE = b"basilica-p2p/transit-key/v1"
+EXCHANGE_TIME = 60.0  # seconds for the other side's message once both are on the wormhole
+
+
+class CodeFailed(SessionError):
+    """The code, the mailbox or the exchange through it failed; ``str(e)`` is one line."""
+
+
+@dataclass(frozen=True)
+class CodeOptions:
+    mailbox: str = PUBLIC_MAILBOX
+    relay: tuple[str, int] | None = PUBLIC_RELAY  # None: --no-relay
+    relay_after: float = 5.0  # seconds the direct ways have before the relay is tried too
+
+
+def relay_note(address: str) -> str:
+    return (f"connected: relayed by {address}; staying on it for this game: a game under way is not moved "
+            "to a direct path, since both sides would have to agree on the exact message where they switch")
+
+
+def _wormhole():  # type: ignore[no-untyped-def]
+    """The wormhole client, or a one-line error naming what to install."""
+    try:
+        from . import wormhole
+    except ImportError as e:  # wsproto, spake2 or pynacl missing
+        raise CodeFailed(f"--code needs the internet extra ({e.name} is missing): "
+                         "pip install 'basilica-p2p[internet]'") from None
+    return wormhole
+
+
+def _shown_relay(relay: tuple[str, int]) -> str:
+    return f"[{relay[0]}]:{relay[1]}" if ":" in relay[0] else f"{relay[0]}:{relay[1]}"
+
+
+async def _meet_on_relay(coded: CodeOptions, transit_key: bytes, sender: bool, wait: float,
+                         streams: trio.MemorySendChannel[tuple[trio.SocketStream, str]],
+                         log: Callable[[str], None]) -> None:
+    """After ``relay_after`` seconds, meet the other side on the relay and hand the stream on."""
+    from .relay import RelayError, meet
+
+    if coded.relay is None:
+        return
+    await trio.sleep(coded.relay_after)
+    where = _shown_relay(coded.relay)
+    log(f"no direct way yet: meeting the other side on the relay {where}")
+    try:
+        stream = await meet(coded.relay, transit_key, sender=sender, timeout=wait)
+    except RelayError as e:
+        log(f"the relay did not help: {e}")
+        return
+    try:
+        await streams.send((stream, f"relay {where}"))
+    except BaseException:
+        await trio.aclose_forcefully(stream)
+        raise
+
+
+def wormhole_companion(coded: CodeOptions, show_code: Callable[[str], None], ttl: float) -> Companion:
+    """The host's side: open a wormhole, show its code, swap invite and reply, punch, and relay."""
+    async def run(door: Door) -> None:
+        wormhole = _wormhole()
+        try:
+            wh = await wormhole.create(coded.mailbox, APPID)
+        except wormhole.WormholeError as e:
+            raise CodeFailed(f"the code: {e}") from None
+        show_code(wh.code)
+        try:
+            async with wh:
+                await wh.exchange(format_invite(door.invite).encode(), timeout=ttl)
+                answer = await wh.exchange(b"", timeout=EXCHANGE_TIME)
+                transit_key = wh.derive_key(TRANSIT_PURPOSE)
+        except wormhole.WormholeError as e:
+            raise CodeFailed(f"the code: {e}") from None
+        try:
+            reply = parse_reply(answer.decode("ascii", "replace"))
+        except InviteError as e:
+            raise CodeFailed(f"the other side sent no reply through the wormhole: {e}") from None
+        if not door.take_reply(reply):
+            raise CodeFailed("the reply through the wormhole was not made from our invite")
+        await _meet_on_relay(coded, transit_key, True, door.give_up, door.streams, door.log)
+
+    return run
+
+
+async def join_with_code(code: str, me: Identity, options: InternetOptions, coded: CodeOptions, now: int,
+                         log: Callable[[str], None]) -> Dialed:
+    """The joiner's side: the invite through the wormhole, then the invite's connection logic,
+    punching at once and meeting on the relay after ``relay_after`` seconds."""
+    wormhole = _wormhole()
+    probe = reusable(socket.AF_INET, 0)
+    await probe.bind(("0.0.0.0", 0))
+    local_port = probe.getsockname()[1]
+    probe.close()
+    try:
+        wh = await wormhole.join(coded.mailbox, APPID, code)
+        async with wh:
+            text = await wh.exchange(b"", timeout=EXCHANGE_TIME)
+            try:
+                invite = parse_invite(text.decode("ascii", "replace"), now)
+            except InviteError as e:
+                raise CodeFailed(f"the other side sent no invite through the wormhole: {e}") from None
+            seen = (await public_addresses(list(options.stun), tcp_local=("0.0.0.0", local_port), log=log)
+                    if options.stun else [])
+            ours = [Candidate("stun", m.host, m.port) for m in seen]
+            mine = [*ours, *local_candidates(local_port)][:MAX_CANDIDATES]
+            await wh.exchange(format_reply(make_reply(invite, me.public, tuple(mine))).encode(),
+                              timeout=EXCHANGE_TIME)
+            transit_key = wh.derive_key(TRANSIT_PURPOSE)
+    except (wormhole.WormholeError, ValueError) as e:
+        raise CodeFailed(f"the code: {e}") from None
+    send, receive = trio.open_memory_channel[tuple[trio.SocketStream, str]](0)
+    targets = [(c.host, c.port) for c in invite.candidates if c.kind != "lan"]
+    helpers = [partial(_meet_on_relay, coded, transit_key, False, options.give_up, send.clone(), log)]
+    if targets:
+        helpers.append(partial(punch, local_port, targets, send.clone()))
+    also = "" if coded.relay is None else f"; the relay {_shown_relay(coded.relay)} did not connect either"
+    return await dial_beside(invite, me, options, log, receive, helpers, ours, also)

@@ -1,0 +1,105 @@
+"""`basilica host --code` and `basilica join --code 7-word-word` on one machine, through a real
+local Magic Wormhole mailbox and transit relay (issue 12). The relay itself carries games between
+symmetric routers in tests/test_nat_games.py, where no direct way exists."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from basilica_p2p.replay.verify import verify_file
+from relay_server import TransitRelay, transit_relay
+from wormhole_servers import MailboxServer, mailbox_server
+
+TESTS = Path(__file__).resolve().parent
+
+
+@pytest.fixture(scope="module")
+def servers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[MailboxServer, TransitRelay]]:
+    folder = tmp_path_factory.mktemp("wormhole")
+    with mailbox_server(folder) as mailbox, transit_relay(folder) as relay:
+        yield mailbox, relay
+
+
+def _env(home: Path) -> dict[str, str]:
+    return dict(os.environ, BASILICA_HOME=str(home), PYTHONPATH=str(TESTS), LOGNAME="carol")
+
+
+def _cli(*args: str) -> list[str]:
+    return [sys.executable, "-m", "basilica_p2p.cli", *args]
+
+
+def _where(servers: tuple[MailboxServer, TransitRelay]) -> list[str]:
+    mailbox, relay = servers
+    return ["--mailbox", mailbox.url, "--relay", f"{relay.address[0]}:{relay.address[1]}"]
+
+
+def _host(tmp_path: Path, servers: tuple[MailboxServer, TransitRelay], *extra: str) -> tuple[subprocess.Popen[str], str]:
+    host = subprocess.Popen(_cli("host", "--code", "--bind", "127.0.0.1", "--port", "0", "--no-stun",
+                                 "--port-mapping", "off", "--bot", "random", "--replay-dir", str(tmp_path / "a"),
+                                 *_where(servers), *extra),
+                            env=_env(tmp_path / "hh"), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    assert host.stdout is not None
+    for _ in range(3):
+        line = host.stdout.readline()
+        if line.startswith("code: basilica join --code "):
+            return host, line.split()[-1]
+    host.kill()
+    raise AssertionError(f"no code line: {host.communicate(timeout=20)}")
+
+
+def _join(tmp_path: Path, servers: tuple[MailboxServer, TransitRelay], code: str, *extra: str,
+          home: str = "jh") -> subprocess.CompletedProcess[str]:
+    return subprocess.run(_cli("join", code, "--no-stun", "--bot", "random", "--replay-dir", str(tmp_path / "b"),
+                               *_where(servers), *extra),
+                          env=_env(tmp_path / home), capture_output=True, text=True, timeout=120)
+
+
+def test_a_code_read_aloud_connects_directly_and_both_replays_verify(tmp_path: Path, servers: tuple[MailboxServer, TransitRelay]) -> None:
+    host, code = _host(tmp_path, servers)
+    joined = _join(tmp_path, servers, code)
+    _, err = host.communicate(timeout=60)
+    assert (host.returncode, joined.returncode) == (0, 0), (err, joined.stderr)
+    assert "connected: direct (LAN)" in joined.stderr and "relayed" not in joined.stderr, joined.stderr
+    for folder in ("a", "b"):
+        (replay,) = (tmp_path / folder).glob("*.replay")
+        assert verify_file(replay).ok
+
+
+def test_a_wrong_code_fails_on_both_sides_with_one_line_and_no_game(tmp_path: Path, servers: tuple[MailboxServer, TransitRelay]) -> None:
+    host, code = _host(tmp_path, servers)
+    nameplate, *words = code.split("-")
+    wrong = "-".join([nameplate, *("zulu" if w != "zulu" else "yucatan" for w in words)])
+    joined = _join(tmp_path, servers, wrong)
+    _, err = host.communicate(timeout=60)
+    assert joined.returncode == 1 and host.returncode == 1, (err, joined.stderr)
+    for text in (joined.stderr, err):
+        last = text.strip().splitlines()[-1]
+        assert last.startswith("error: the code: ") and "wrong" in last, text
+        assert "Traceback" not in text
+    assert not list(tmp_path.glob("*/*.replay"))
+
+
+def test_a_mailbox_that_is_down_is_one_line(tmp_path: Path) -> None:
+    r = subprocess.run(_cli("join", "7-crossover-clockwork", "--mailbox", "ws://127.0.0.1:9/v1", "--bot", "random"),
+                       env=_env(tmp_path / "jh"), capture_output=True, text=True, timeout=60)
+    assert r.returncode == 1, r.stderr
+    lines = r.stderr.strip().splitlines()
+    assert lines[-1].startswith("error: the code: ") and "127.0.0.1:9" in lines[-1], r.stderr
+    assert "Traceback" not in r.stderr
+
+
+def test_without_the_internet_extra_code_says_what_to_install(tmp_path: Path) -> None:
+    script = ("import sys; sys.modules['wsproto'] = None; sys.argv = ['basilica'] + sys.argv[1:]; "
+              "from basilica_p2p.cli import main; main()")
+    r = subprocess.run([sys.executable, "-c", script, "join", "--code", "7-crossover-clockwork", "--bot", "random"],
+                       env=_env(tmp_path / "jh"), capture_output=True, text=True, timeout=60)
+    assert r.returncode == 1, r.stderr
+    assert r.stderr.strip().splitlines()[-1] == ("error: --code needs the internet extra (wsproto is missing): "
+                                                 "pip install 'basilica-p2p[internet]'"), r.stderr
