@@ -918,6 +918,7 @@ async def _host_with_invite(bind: str, port: int, config, internet, coded=None):
                    "player); if they print a 'reply: bas1r:...' line, paste it here and press Enter", err=True)
 
     companions = [reply_reader(_stdin_lines())]
+    relayed: dict[str, object] = {}  # filled by the wormhole: which relay, and the key to meet there again
     if coded is not None:
         from .net.coded import wormhole_companion
 
@@ -927,7 +928,7 @@ async def _host_with_invite(bind: str, port: int, config, internet, coded=None):
             typer.echo("or read the code out to the other player: it works once, and a wrong guess ends it",
                        err=True)
 
-        companions.append(wormhole_companion(coded, show_code, internet.ttl))
+        companions.append(wormhole_companion(coded, show_code, internet.ttl, relayed))
     async with AsyncExitStack() as stack:
         try:
             admitted = await host_connection(bind, port, config.me, internet, int(time.time()), ready, config.log,
@@ -938,6 +939,7 @@ async def _host_with_invite(bind: str, port: int, config, internet, coded=None):
             from .net.coded import relay_note
 
             typer.echo(relay_note(admitted.peer), err=True)
+            config.resume_info.update(relayed)  # basilica resume meets there again
         else:
             typer.echo(f"connected: {describe_path(admitted.via)} (from {admitted.peer})", err=True)
         config.pinned = admitted.joiner_key
@@ -993,6 +995,7 @@ def _join_with_invite(ctx, code, bot, ruleset, festum, festum_removal, manifest,
             raise SessionError(str(e)) from None
         if dialed.via == "relayed":
             typer.echo(relay_note(dialed.address.removeprefix("relay ")), err=True)
+            config.resume_info.update(dialed.relayed)  # basilica resume meets there again
         host_part, _, port_part = dialed.address.removeprefix("relay ").rpartition(":")
         config.resume_info.update(address=host_part.strip("[]"), port=int(port_part))
         config.pinned = dialed.host_key
@@ -1234,7 +1237,17 @@ def resume_cmd(
     if move_time is None and isinstance(info.get("move_time"), (int, float)):
         move_time = float(info["move_time"])  # the limit the game was started with still holds
     timeouts = Timeouts(handshake_timeout, ping_interval, idle_timeout, frame_timeout, move_time)
-    where = Rendezvous(role == "host", address, port)
+    relay = info.get("relay")
+    if isinstance(relay, list) and len(relay) == 2 and isinstance(relay[0], str) and isinstance(relay[1], int):
+        try:
+            key = bytes.fromhex(str(info.get("relay_key", "")))
+        except ValueError:
+            key = b""
+        if len(key) != 32:
+            raise fail(f"{side_file}: the relay key of this relayed game is missing or damaged", code=1)
+        where = Rendezvous(role == "host", address, port, (relay[0], relay[1]), key)
+    else:
+        where = Rendezvous(role == "host", address, port)
     try:
         report = _run_trio(lambda: resume(replay, me, manifests, agent, where, timeouts, window,
                                           log=lambda m: typer.echo(m, err=True),

@@ -221,61 +221,107 @@ def test_a_man_in_the_middle_with_another_key_is_refused(mapped_lab: Lab, tmp_pa
 MAILBOX_PORT, RELAY_PORT = 4000, 4001
 
 
-@contextlib.contextmanager
-def wormhole_servers(lab: Lab, folder: Path) -> Iterator[list[str]]:
-    """The Magic Wormhole mailbox and transit relay on the fake internet (11.0.0.1); the options
-    that point host and join at them."""
-    from wormhole_servers import TWIST, require_venv
+class WormholeServers:
+    """The Magic Wormhole mailbox and transit relay on the fake internet (11.0.0.1)."""
 
-    require_venv(TWIST)
-    host = lab.server_ips[0]
-    for name, port in (("wormhole-mailbox", MAILBOX_PORT), ("transitrelay", RELAY_PORT)):
-        extra = [f"--channel-db={folder / 'channel.sqlite'}", f"--usage-db={folder / 'usage.sqlite'}"] \
-            if name == "wormhole-mailbox" else []
-        lab.popen(lab.internet, [str(TWIST), "--log-format=text", name, f"--port=tcp:{port}:interface={host}",
-                                 *extra], cwd=folder, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    def __init__(self, lab: Lab, folder: Path) -> None:
+        from wormhole_servers import TWIST, require_venv
+
+        require_venv(TWIST)
+        self.lab, self.folder, self.twist, self.host = lab, folder, str(TWIST), lab.server_ips[0]
+        self.mailbox = self._start("wormhole-mailbox", MAILBOX_PORT, f"--channel-db={folder / 'channel.sqlite'}",
+                                   f"--usage-db={folder / 'usage.sqlite'}")
+        self.relay = self._start("transitrelay", RELAY_PORT)
+
+    @property
+    def where(self) -> list[str]:
+        """The options that point host and join at them."""
+        return ["--mailbox", f"ws://{self.host}:{MAILBOX_PORT}/v1", "--relay", f"{self.host}:{RELAY_PORT}"]
+
+    def _start(self, name: str, port: int, *extra: str) -> subprocess.Popen[bytes]:
+        proc = self.lab.popen(self.lab.internet, [self.twist, "--log-format=text", name,
+                                                  f"--port=tcp:{port}:interface={self.host}", *extra],
+                              cwd=self.folder, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         end = time.monotonic() + 20
-        while lab.tcp_probe(lab.player(0), host, port, timeout=0.5).outcome != "connected":
-            assert time.monotonic() < end, f"{name} did not listen on {host}:{port}"
+        while self.lab.tcp_probe(self.lab.player(0), self.host, port, timeout=0.5).outcome != "connected":
+            assert proc.poll() is None and time.monotonic() < end, f"{name} did not listen on {self.host}:{port}"
             time.sleep(0.1)
-    yield ["--mailbox", f"ws://{host}:{MAILBOX_PORT}/v1", "--relay", f"{host}:{RELAY_PORT}"]
+        return proc
+
+    def restart_relay(self) -> None:
+        """The relay dies (every connection through it with it), then comes back on its port."""
+        self.relay.kill()
+        self.relay.wait(timeout=10)
+        self.relay = self._start("transitrelay", RELAY_PORT)
 
 
 @pytest.fixture(scope="module")
-def symmetric_pair(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Lab, list[str]]]:
-    with Lab([Router("home", "symmetric"), Router("away", "symmetric")]) as lab, \
-            wormhole_servers(lab, tmp_path_factory.mktemp("wh")) as where:
-        yield lab, where
+def symmetric_pair(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Lab, WormholeServers]]:
+    with Lab([Router("home", "symmetric"), Router("away", "symmetric")]) as lab:
+        yield lab, WormholeServers(lab, tmp_path_factory.mktemp("wh"))
 
 
 @pytest.fixture(scope="module")
-def cone_pair(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Lab, list[str]]]:
-    with Lab([Router("home", "cone"), Router("away", "cone")]) as lab, \
-            wormhole_servers(lab, tmp_path_factory.mktemp("wh")) as where:
-        yield lab, where
+def cone_pair(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Lab, WormholeServers]]:
+    with Lab([Router("home", "cone"), Router("away", "cone")]) as lab:
+        yield lab, WormholeServers(lab, tmp_path_factory.mktemp("wh"))
+
+
+def _code_sides(lab: Lab, where: list[str], tmp: Path, bot: str = "random") -> tuple[Side, Side]:
+    host = Side(lab, 0, ["host", "--code", "--bot", bot, "--port", str(HOST_PORT), "--replay-dir",
+                         str(tmp / "a"), "--port-mapping", "off", *_stun(lab), *where], tmp / "hh")
+    code = host.wait_for("code: basilica join --code ").split()[-1]
+    join = Side(lab, 1, ["join", "--code", code, "--bot", bot, "--replay-dir", str(tmp / "b"), *_stun(lab),
+                         *where], tmp / "jh")
+    return host, join
 
 
 def _code_game(lab: Lab, where: list[str], tmp: Path) -> tuple[str, str]:
-    host = Side(lab, 0, ["host", "--code", "--bot", "random", "--port", str(HOST_PORT), "--replay-dir",
-                         str(tmp / "a"), "--port-mapping", "off", *_stun(lab), *where], tmp / "hh")
-    code = host.wait_for("code: basilica join --code ").split()[-1]
-    join = Side(lab, 1, ["join", "--code", code, "--bot", "random", "--replay-dir", str(tmp / "b"), *_stun(lab),
-                         *where], tmp / "jh")
-    return _played(tmp, host, join)
+    return _played(tmp, *_code_sides(lab, where, tmp))
 
 
-def test_a_code_between_two_symmetric_routers_plays_through_the_relay(symmetric_pair: tuple[Lab, list[str]],
+def test_a_code_between_two_symmetric_routers_plays_through_the_relay(symmetric_pair: tuple[Lab, WormholeServers],
                                                                      tmp_path: Path) -> None:
-    lab, where = symmetric_pair
-    herr, jerr = _code_game(lab, where, tmp_path)
+    lab, servers = symmetric_pair
+    herr, jerr = _code_game(lab, servers.where, tmp_path)
     relay = f"{lab.server_ips[0]}:{RELAY_PORT}"
     assert f"connected: relayed by {relay}; staying on it for this game" in jerr, jerr
     assert "connected: relayed by" in herr, herr
 
 
-def test_a_code_between_two_cone_routers_connects_directly_without_the_relay(cone_pair: tuple[Lab, list[str]],
+def test_a_code_between_two_cone_routers_connects_directly_without_the_relay(cone_pair: tuple[Lab, WormholeServers],
                                                                             tmp_path: Path) -> None:
-    lab, where = cone_pair
-    herr, jerr = _code_game(lab, where, tmp_path)
+    lab, servers = cone_pair
+    herr, jerr = _code_game(lab, servers.where, tmp_path)
     assert "connected: hole punched" in jerr and "relayed" not in jerr, jerr
     assert "meeting the other side on the relay" not in jerr + herr
+
+
+def _least_held(tmp: Path) -> int:
+    """Bytes in the shorter of the two replays (0 while one is missing)."""
+    sizes = [p.stat().st_size for f in ("a", "b") for p in (tmp / f).glob("*.replay")]
+    return min(sizes) if len(sizes) == 2 else 0
+
+
+def test_a_relay_that_drops_mid_game_is_met_again_by_resume_on_both_sides(symmetric_pair: tuple[Lab, WormholeServers],
+                                                                         tmp_path: Path) -> None:
+    lab, servers = symmetric_pair
+    host, join = _code_sides(lab, servers.where, tmp_path, bot="slow_bot:SlowRandom")
+    end = time.monotonic() + 60
+    while _least_held(tmp_path) < 50_000:  # past the deal (about 25 KiB of it), into the moves
+        assert time.monotonic() < end and host.proc.poll() is None, (host.err, join.err)
+        time.sleep(0.2)
+    assert any("connected: relayed by" in line for line in join.err), join.err
+    servers.restart_relay()
+    hcode, herr = host.finish()
+    jcode, jerr = join.finish()
+    assert hcode != 0 and jcode != 0, "the game was cut by the relay's death"
+    (a,), (b,) = (tmp_path / "a").glob("*.replay"), (tmp_path / "b").glob("*.replay")
+    rh = Side(lab, 0, ["resume", str(a), "--window", "40"], tmp_path / "hh")
+    rj = Side(lab, 1, ["resume", str(b), "--window", "40"], tmp_path / "jh")
+    hcode, herr = rh.finish(timeout=120)
+    jcode, jerr = rj.finish(timeout=120)
+    assert (hcode, jcode) == (0, 0), (herr, jerr)
+    assert "meeting on the relay" in herr and "meeting on the relay" in jerr, (herr, jerr)
+    for replay in (a, b):
+        assert verify_file(replay).ok, replay

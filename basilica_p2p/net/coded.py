@@ -37,6 +37,7 @@ APPID = "basilica-p2p.org/play/v1"
 PUBLIC_MAILBOX = "ws://relay.magic-wormhole.io:4000/v1"
 PUBLIC_RELAY = ("transit.magic-wormhole.io", 4001)
 TRANSIT_PURPOSE = b"basilica-p2p/transit-key/v1"
+RESUME_PURPOSE = b"basilica-p2p/resume-relay-key/v1"  # another key: a stale first meeting never pairs with a resume
 EXCHANGE_TIME = 60.0  # seconds for the other side's message once both are on the wormhole
 
 
@@ -93,8 +94,16 @@ async def _meet_on_relay(coded: CodeOptions, transit_key: bytes, sender: bool, w
         raise
 
 
-def wormhole_companion(coded: CodeOptions, show_code: Callable[[str], None], ttl: float) -> Companion:
-    """The host's side: open a wormhole, show its code, swap invite and reply, punch, and relay."""
+def _resume_info(coded: CodeOptions, key: bytes) -> dict[str, object]:
+    """What a relayed game's session file keeps so that ``basilica resume`` meets on the relay again."""
+    assert coded.relay is not None
+    return {"relay": [coded.relay[0], coded.relay[1]], "relay_key": key.hex()}
+
+
+def wormhole_companion(coded: CodeOptions, show_code: Callable[[str], None], ttl: float,
+                       relayed: dict[str, object]) -> Companion:
+    """The host's side: open a wormhole, show its code, swap invite and reply, punch, and relay;
+    ``relayed`` is filled with what a relayed game's resume needs."""
     async def run(door: Door) -> None:
         wormhole = _wormhole()
         try:
@@ -107,6 +116,8 @@ def wormhole_companion(coded: CodeOptions, show_code: Callable[[str], None], ttl
                 await wh.exchange(format_invite(door.invite).encode(), timeout=ttl)
                 answer = await wh.exchange(b"", timeout=EXCHANGE_TIME)
                 transit_key = wh.derive_key(TRANSIT_PURPOSE)
+                if coded.relay is not None:
+                    relayed.update(_resume_info(coded, wh.derive_key(RESUME_PURPOSE)))
         except wormhole.WormholeError as e:
             raise CodeFailed(f"the code: {e}") from None
         try:
@@ -144,6 +155,7 @@ async def join_with_code(code: str, me: Identity, options: InternetOptions, code
             await wh.exchange(format_reply(make_reply(invite, me.public, tuple(mine))).encode(),
                               timeout=EXCHANGE_TIME)
             transit_key = wh.derive_key(TRANSIT_PURPOSE)
+            resume_key = wh.derive_key(RESUME_PURPOSE)
     except (wormhole.WormholeError, ValueError) as e:
         raise CodeFailed(f"the code: {e}") from None
     send, receive = trio.open_memory_channel[tuple[trio.SocketStream, str]](0)
@@ -152,4 +164,7 @@ async def join_with_code(code: str, me: Identity, options: InternetOptions, code
     if targets:
         helpers.append(partial(punch, local_port, targets, send.clone()))
     also = "" if coded.relay is None else f"; the relay {_shown_relay(coded.relay)} did not connect either"
-    return await dial_beside(invite, me, options, log, receive, helpers, ours, also)
+    dialed = await dial_beside(invite, me, options, log, receive, helpers, ours, also)
+    if dialed.via == "relayed":
+        dialed.relayed = _resume_info(coded, resume_key)
+    return dialed

@@ -56,6 +56,7 @@ class Dialed:
     address: str
     others: list[tuple[str, str]] = field(default_factory=list)  # (address, why it failed) of the rest
     host_key: bytes = b""  # the key the invite pinned, which the game's hellos must carry
+    relayed: dict[str, object] = field(default_factory=dict)  # for a relayed game: how resume meets again
 
     @property
     def path(self) -> str:

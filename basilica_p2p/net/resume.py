@@ -39,11 +39,14 @@ DEFAULT_WINDOW = 120.0
 
 @dataclass(frozen=True)
 class Rendezvous:
-    """How to meet again: listen (the host) or dial (the joiner)."""
+    """How to meet again: listen (the host) or dial (the joiner); or, for a game that was
+    relayed, meet on that relay again under the key both sides kept for it."""
 
     listen: bool
     address: str
     port: int
+    relay: tuple[str, int] | None = None
+    relay_key: bytes = b""
 
 
 def forfeit_by_absence(me: Identity, side: _Side, seat: int, window: float) -> None:
@@ -63,6 +66,13 @@ def forfeit_by_absence(me: Identity, side: _Side, seat: int, window: float) -> N
 
 
 async def _meet(where: Rendezvous, window: float) -> trio.SocketStream | None:
+    if where.relay is not None:
+        from .relay import RelayError, meet
+
+        try:
+            return await meet(where.relay, where.relay_key, sender=where.listen, timeout=window)
+        except RelayError:
+            return None  # the peer did not come (or the relay is gone): the window is over
     with trio.move_on_after(window):
         if where.listen:
             listeners = await trio.open_tcp_listeners(where.port, host=where.address)
@@ -107,8 +117,9 @@ async def resume(
         # Finished here, but our last message may never have reached the peer (its replay
         # would then stay one message short): meet once more so that it can fetch it.
         log(f"{path}: the game is finished here; {peer_name} may lack our last message")
-    log(f"{path}: {len(side.records)} messages held; "
-        f"{'listening on' if where.listen else 'dialling'} {where.address}:{where.port} for up to {window:g} s")
+    how = (f"meeting on the relay {where.relay[0]}:{where.relay[1]}" if where.relay is not None else
+           f"{'listening on' if where.listen else 'dialling'} {where.address}:{where.port}")
+    log(f"{path}: {len(side.records)} messages held; {how} for up to {window:g} s")
     stream = await _meet(where, window)
     if stream is None:
         side.writer.close()
