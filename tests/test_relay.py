@@ -336,3 +336,32 @@ async def test_a_peer_that_hangs_up_mid_handshake(relay: TransitRelay) -> None:
             nursery.start_soon(leaves)
             with pytest.raises(RelayClosed, match=r"^the peer hung up after b'transit receiver \w{3}', before b'transit receiver "):
                 await meet(relay.address, key, sender=True, timeout=3)
+
+
+async def test_a_relayed_stream_that_acknowledges_at_once_passes_bytes_and_ends_unchanged() -> None:
+    """QuickAckStream (what a game through the relay runs on) is the stream it wraps, plus an
+    immediate acknowledgement of each read."""
+    from basilica_p2p.net.relay import QuickAckStream
+
+    listeners = await trio.open_tcp_listeners(0, host="127.0.0.1")
+    port = listeners[0].socket.getsockname()[1]
+    async with trio.open_nursery() as nursery:
+        accepted: list[trio.SocketStream] = []
+
+        async def accept() -> None:
+            accepted.append(await listeners[0].accept())
+
+        nursery.start_soon(accept)
+        ours = QuickAckStream(await trio.open_tcp_stream("127.0.0.1", port))
+    theirs = accepted[0]
+    await theirs.send_all(b"first move")
+    assert await ours.receive_some() == b"first move"
+    await ours.send_all(b"ack")
+    assert await theirs.receive_some() == b"ack"
+    assert ours.socket is ours.stream.socket
+    await ours.send_eof()
+    assert await theirs.receive_some() == b""
+    await ours.aclose()
+    await theirs.aclose()
+    for listener in listeners:
+        await listener.aclose()

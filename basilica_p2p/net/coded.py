@@ -75,7 +75,7 @@ async def _meet_on_relay(coded: CodeOptions, transit_key: bytes, sender: bool, w
                          streams: trio.MemorySendChannel[tuple[trio.SocketStream, str]],
                          log: Callable[[str], None]) -> None:
     """After ``relay_after`` seconds, meet the other side on the relay and hand the stream on."""
-    from .relay import RelayError, meet
+    from .relay import QuickAckStream, RelayError, meet
 
     if coded.relay is None:
         return
@@ -83,7 +83,7 @@ async def _meet_on_relay(coded: CodeOptions, transit_key: bytes, sender: bool, w
     where = _shown_relay(coded.relay)
     log(f"no direct way yet: meeting the other side on the relay {where}")
     try:
-        stream = await meet(coded.relay, transit_key, sender=sender, timeout=wait)
+        stream = QuickAckStream(await meet(coded.relay, transit_key, sender=sender, timeout=wait))
     except RelayError as e:
         log(f"the relay did not help: {e}")
         return

@@ -65,12 +65,12 @@ def forfeit_by_absence(me: Identity, side: _Side, seat: int, window: float) -> N
     _record(side, env.raw)
 
 
-async def _meet(where: Rendezvous, window: float) -> trio.SocketStream | None:
+async def _meet(where: Rendezvous, window: float) -> trio.abc.Stream | None:
     if where.relay is not None:
-        from .relay import RelayError, meet
+        from .relay import QuickAckStream, RelayError, meet
 
         try:
-            return await meet(where.relay, where.relay_key, sender=where.listen, timeout=window)
+            return QuickAckStream(await meet(where.relay, where.relay_key, sender=where.listen, timeout=window))
         except RelayError:
             return None  # the peer did not come (or the relay is gone): the window is over
     with trio.move_on_after(window):
