@@ -325,3 +325,20 @@ def test_a_relay_that_drops_mid_game_is_met_again_by_resume_on_both_sides(symmet
     assert "meeting on the relay" in herr and "meeting on the relay" in jerr, (herr, jerr)
     for replay in (a, b):
         assert verify_file(replay).ok, replay
+
+
+def test_no_relay_between_two_symmetric_routers_is_direct_play_or_nothing(symmetric_pair: tuple[Lab, WormholeServers],
+                                                                          tmp_path: Path) -> None:
+    lab, servers = symmetric_pair
+    host = Side(lab, 0, ["host", "--code", "--no-relay", "--bot", "random", "--port", str(HOST_PORT),
+                         "--invite-ttl", "15", "--replay-dir", str(tmp_path / "a"), "--port-mapping", "off",
+                         *_stun(lab), *servers.where], tmp_path / "hh")
+    code = host.wait_for("code: basilica join --code ").split()[-1]
+    join = Side(lab, 1, ["join", "--code", code, "--no-relay", "--connect-timeout", "8", "--bot", "random",
+                         *_stun(lab), *servers.where], tmp_path / "jh")
+    jcode, jerr = join.finish()
+    hcode, herr = host.finish()
+    assert (jcode, hcode) == (1, 1), (jerr, herr)
+    assert "both routers change ports per destination (symmetric NAT)" in jerr.strip().splitlines()[-1], jerr
+    assert "meeting the other side on the relay" not in jerr + herr, (jerr, herr)  # never tried
+    assert not list(tmp_path.glob("*/*.replay"))
