@@ -69,7 +69,11 @@ async def play_games(stream: trio.abc.Stream | FramedStream, hosting: bool, conf
         while True:
             if hosting and k == config.games:
                 await conn.framed.send_control("bye")
-                if unconfirmed and await conn.await_goodbye():
+                # Wait for the joiner's goodbye even when we need no confirmation: closing at
+                # once, with its next hello unread, would reset the connection, and the reset
+                # could reach the joiner before our goodbye, leaving it unsure we hold its
+                # last message (its session file then stays).
+                if await conn.await_goodbye() and unconfirmed:
                     confirmed()
                 return
             seat = k % 2 if hosting else 1 - k % 2
