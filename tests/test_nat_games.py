@@ -342,3 +342,36 @@ def test_no_relay_between_two_symmetric_routers_is_direct_play_or_nothing(symmet
     assert "both routers change ports per destination (symmetric NAT)" in jerr.strip().splitlines()[-1], jerr
     assert "meeting the other side on the relay" not in jerr + herr, (jerr, herr)  # never tried
     assert not list(tmp_path.glob("*/*.replay"))
+
+
+def test_a_wrong_code_across_routers_fails_on_both_sides_and_no_game_starts(cone_pair: tuple[Lab, WormholeServers],
+                                                                            tmp_path: Path) -> None:
+    lab, servers = cone_pair
+    host = Side(lab, 0, ["host", "--code", "--bot", "random", "--port", str(HOST_PORT), "--replay-dir",
+                         str(tmp_path / "a"), "--port-mapping", "off", *_stun(lab), *servers.where], tmp_path / "hh")
+    nameplate, *words = host.wait_for("code: basilica join --code ").split()[-1].split("-")
+    wrong = "-".join([nameplate, *("zulu" if w != "zulu" else "yucatan" for w in words)])
+    join = Side(lab, 1, ["join", "--code", wrong, "--bot", "random", "--replay-dir", str(tmp_path / "b"),
+                         *_stun(lab), *servers.where], tmp_path / "jh")
+    jcode, jerr = join.finish()
+    hcode, herr = host.finish()
+    assert (jcode, hcode) == (1, 1), (jerr, herr)
+    for text in (jerr, herr):
+        assert "the code is wrong, or someone else tried it" in text.strip().splitlines()[-1], text
+    assert not list(tmp_path.glob("*/*.replay"))
+
+
+def test_a_mailbox_that_is_down_is_one_line_on_both_sides(cone_pair: tuple[Lab, WormholeServers],
+                                                         tmp_path: Path) -> None:
+    lab, _ = cone_pair
+    nowhere = ["--mailbox", f"ws://{lab.server_ips[1]}:4999/v1"]
+    host = Side(lab, 0, ["host", "--code", "--bot", "random", "--port", str(HOST_PORT), "--port-mapping", "off",
+                         "--no-stun", *nowhere], tmp_path / "hh")
+    join = Side(lab, 1, ["join", "--code", "7-crossover-clockwork", "--bot", "random", "--no-stun", *nowhere],
+                tmp_path / "jh")
+    for side in (host, join):
+        code, err = side.finish()
+        assert code == 1, err
+        last = err.strip().splitlines()[-1]
+        assert last.startswith("error: the code: ") and f"{lab.server_ips[1]}:4999" in last, err
+        assert "Traceback" not in err
