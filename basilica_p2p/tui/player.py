@@ -35,7 +35,9 @@ from ..engine import (
     observe,
     parse_action,
 )
-from ..describe import describe_action, describe_scoring
+from ..describe import ORDER_TITLE, describe_action, describe_scoring
+from ..engine import actions as A
+from ..engine.observation import OrderFace
 from .help import COMMANDS, NOTATION, rules_text
 from .screen import WIDTH_COLS, board_lines, decision_line
 
@@ -112,6 +114,8 @@ class TerminalPlayer:
         self._waiting = False  # "Waiting for ..." said since our last decision
         self.manifest = manifest  # to say which rule a refused action breaks
         self._completions: list[str] = []
+        self._slots: dict[int, str] = {}  # market slot -> what taking its V changed there, this turn
+        self._slots_turn = -1
 
     # --- told by the game loop -----------------------------------------------------
 
@@ -136,7 +140,13 @@ class TerminalPlayer:
         before = self.view if self.view is not None else _view_before_last(g, seat)
         action = parse_action(text)
         self._turn = turn
+        if turn != self._slots_turn:
+            self._slots, self._slots_turn = {}, turn
         self._add(describe_action(action, who, before, after, self.names, reader=seat), "you" if who == seat else "them")
+        slot = _slot_change(action, before, after)
+        if slot is not None:
+            self._slots[action.space] = slot
+            self._add(slot, "bold")
         for k in range(len(self.scorings), len(g.scoring_log)):  # scoring results are public
             result = g.scoring_log[k]
             self.scorings.append(result)
@@ -165,6 +175,8 @@ class TerminalPlayer:
     def choose(self, obs: Observation, legal: Sequence[Action]) -> Action:
         if self.seat is None:
             self.seat = obs.player
+        if obs.turn != self._slots_turn:
+            self._slots, self._slots_turn = {}, obs.turn
         self.view = obs
         self._waiting = False
         texts = [format_action(a) for a in legal]
@@ -222,6 +234,11 @@ class TerminalPlayer:
                 continue
             chosen = self._match(text, legal, texts)
             if chosen is not None:
+                face = obs.orders[chosen.space - 1] if chosen.kind == A.VAULT and chosen.space >= 1 else None
+                if isinstance(face, OrderFace):  # the order above goes with it: say so before it happens
+                    self._say(f"Taking V{chosen.space} uses up O{chosen.space}'s {ORDER_TITLE[face.order]}: it turns "
+                              f"over into the new V{chosen.space} and O{chosen.space} is refilled from the stack.",
+                              "bold")
                 return chosen
 
     # --- the screen ------------------------------------------------------------------
@@ -232,10 +249,13 @@ class TerminalPlayer:
         if self.clear:
             self.console.clear()
         # On a cleared screen the latest moves are told again; otherwise they are just above.
-        told = [e for e, kind in zip(self.log, self._kinds) if kind != DETAIL]
+        noted = set(self._slots.values()) if texts else set()  # shown under the decision instead
+        told = [e for e, kind in zip(self.log, self._kinds) if kind != DETAIL and e not in noted]
         recent = [w for e in told[-RECENT:] for w in _wrap(e)] if self.clear else []
         bottom = [Text(waiting, style="dim")] if waiting else [
             Text(w, style="bold") for w in _wrap(decision_line(obs, self.names).plain)]
+        if texts and obs.pending is not None and obs.pending.player == obs.player:
+            bottom = [Text(w, style="bold reverse") for note in self._slots.values() for w in _wrap(note)] + bottom
         rows = 10
         lines = board_lines(obs, self.names, max_rows=rows)
         menu = self._menu(texts, SCREEN_LINES - 1 - len(lines) - len(recent) - len(bottom)) if texts else []
@@ -320,6 +340,8 @@ class TerminalPlayer:
         starts = [t for t in texts if t.startswith(candidate)]
         near = starts or difflib.get_close_matches(candidate, texts, n=6, cutoff=0.5)
         why = self._why_illegal(action)
+        if action.kind == A.ORDER and action.space in self._slots:  # the order the player meant has gone
+            why = (why + ". " if why else "") + self._slots[action.space].rstrip(".")
         self._say(f"{candidate} is not legal now" + (f": {why}" if why else "")
                   + (f". Legal ones like it: {', '.join(near[:12])}" if near else ". 'list' shows what is"), "red")
         return None
@@ -385,6 +407,19 @@ class TerminalPlayer:
         words = self._completions + list(COMMAND_WORDS)
         matches = [w for w in words if w.startswith(text)]
         return matches[state] if state < len(matches) else None
+
+
+def _slot_change(action: Action, before: Observation | None, after: Observation) -> str | None:
+    """After a vault taken from V*k*: which order now sits at O*k*, and which one it replaced
+    (that one became the new V*k*).  Public facts only: both order faces were on the table."""
+    if action.kind != A.VAULT or before is None or after.over or not 1 <= action.space <= 3:
+        return None
+    k = action.space
+    was, now = before.orders[k - 1], after.orders[k - 1]
+    if not isinstance(was, OrderFace):
+        return None
+    new = ORDER_TITLE.get(now.order, now.order.value) if isinstance(now, OrderFace) else "empty"
+    return f"O{k} is now {new} (was {ORDER_TITLE.get(was.order, was.order.value)}, turned over into V{k})."
 
 
 def _view_before_last(g: Game, seat: int) -> Observation | None:

@@ -22,6 +22,7 @@ from ..engine.observation import OrderFace, VaultFace
 WIDTH_COLS = 80
 CELL = 9  # characters per cathedral cell
 LEFT = 4 + CELL * WIDTH  # the cathedral block
+ORDER_COL = 18  # "O1 SCAFFOLD $ Y/B^": the market's order column, its vault column beside it
 COLOR_STYLE = {"Y": "bold yellow", "B": "bold blue", "R": "bold red", "G": "bold green"}
 PLAYER_STYLE = ("bold magenta", "bold cyan")
 SHORT_ORDER = {
@@ -125,19 +126,16 @@ def track_text(obs: Observation, pawn_name: str) -> Text:
 
 
 def market_lines(obs: Observation) -> list[Text]:
-    lines = [Text("market", style="underline")]
+    """One line per market slot k: the order on O*k* beside the vault on V*k*, because taking
+    V*k* turns the order of O*k* over into the new V*k* (and refills O*k*): they go together."""
+    lines = [Text("market", style="underline").append(": taking Vk uses Ok", style="dim")]
     for k in range(3):
         t = Text(f"O{k + 1} ")
         t.append_text(_order_face(obs.orders[k]))
+        t.pad_right(max(0, ORDER_COL - t.cell_len))
+        t.append(f" V{k + 1} ")
+        t.append_text(_vault_face(obs.market[k]))
         lines.append(t)
-    vt = Text("")
-    for k in range(3):
-        vt.append(f"V{k + 1} ")
-        part = _vault_face(obs.market[k])
-        vt.append_text(part)
-        vt.append(" " * max(1, 6 - part.cell_len))
-    vt.rstrip()
-    lines.append(vt)
     if obs.in_hand is not None:
         space, face = obs.in_hand
         t = Text(f"in hand (from O{space}): ")
