@@ -70,3 +70,122 @@ def test_after_taking_v_k_the_screen_says_which_order_now_sits_at_o_k() -> None:
     # The order the player may still have planned on O2 is refused with the same reminder.
     refusal = " ".join(screen.split("> O2:", 1)[1].split("> ", 1)[0].split())
     assert "is not legal now" in refusal and "O2 is now" in refusal, refusal
+
+
+# --- item 2: every scoring can be read again; the final one is shown last --------------------
+
+
+class _Terminal(io.StringIO):
+    """Typed answers, as read from a terminal (so long texts are paged and Ctrl-D asks first)."""
+
+    def isatty(self) -> bool:
+        return True
+
+
+def _tty_person(lines: list[str], height: int = 24) -> tuple[TerminalPlayer, io.StringIO]:
+    person, out = _person([], height=height)
+    person.inp = _Terminal("".join(x + "\n" for x in lines))
+    return person, out
+
+
+def _greedy_until(person: TerminalPlayer, seat: int, done) -> Game:  # type: ignore[no-untyped-def]
+    """A greedy game told to ``person`` move by move until ``done(g)``."""
+    from basilica_p2p.bots import GreedyBot
+
+    g = Game.new(MANIFEST, Options(), bytes(32))
+    bots = (GreedyBot(MANIFEST, 1), GreedyBot(MANIFEST, 2))
+    person.begin_game(seat, ["ada", "bob"], MANIFEST)
+    while not g.over and not done(g):
+        p = g.to_move
+        assert p is not None
+        action = bots[p].choose(observe(g, p), g.legal_actions())
+        turn = g.turn
+        g.apply(action)
+        person.notify(g, turn, p, format_action(action))
+    return g
+
+
+def test_every_scoring_can_be_listed_and_read_again_from_the_prompt() -> None:
+    person, out = _person(["scorings", "scoring 1", "scoring 9", "1"])
+    g = _greedy_until(person, 0, lambda g: len(g.scoring_log) >= 2 and g.to_move == 0)
+    assert not g.over
+    out.seek(0)
+    out.truncate()
+    person.choose(observe(g, 0), g.legal_actions())
+    text = out.getvalue()
+    listed = re.findall(r"^Scoring (\d): ada \+\d+, bob \+\d+ \(turn \d+\)$", text, re.M)
+    assert listed == ["1", "2"], text
+    first = g.scoring_log[0]
+    assert len(re.findall(r"^Scoring 1: ", text, re.M)) == 2  # in the list, then whole
+    assert sum(1 for line in text.splitlines() if re.match(r"  (yellow|blue|red|green) ", line)) >= len(first.areas)
+    assert "there is no scoring 9: choose 1 to 2" in text
+
+
+def test_a_long_breakdown_is_paged_at_a_terminal() -> None:
+    person, out = _tty_person(["scoring 2", "", "1"], height=5)
+    g = _greedy_until(person, 0, lambda g: len(g.scoring_log) >= 2 and g.to_move == 0)
+    lines = 1 + len(g.scoring_log[1].areas) + (1 if g.scoring_log[1].jester_colors else 0)
+    assert lines > 4, lines  # longer than this screen
+    out.seek(0)
+    out.truncate()
+    person.choose(observe(g, 0), g.legal_actions())
+    text = out.getvalue()
+    assert f"-- more (3 of {lines} lines)" in text, text
+
+
+def test_the_final_breakdown_is_shown_last_and_whole_without_a_score_hint(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    person, out = _person([], clear=True)
+    g = _greedy_until(person, 0, lambda g: False)
+    assert g.over
+    final = _plain(out.getvalue()).split("The game is over.", 1)[-1]
+    last = g.scoring_log[-1]
+    body = final.strip().splitlines()
+    assert body[0].startswith(f"Scoring {len(g.scoring_log)}: ada +{last.points[0]}, bob +{last.points[1]}"), final
+    assert body[-1].startswith("Game over"), final
+    assert "type 'score'" not in final and "type 'score'" not in person.log[-len(last.areas) - 3]
+
+
+# --- item 3: whole sentences on screen, a paged log ------------------------------------------
+
+
+def test_moves_told_again_on_a_crowded_screen_are_whole_or_left_out() -> None:
+    from test_tui import tallest_states
+
+    checked = 0
+    for seed in (7, 8):
+        for g in tallest_states(seed, 40):
+            obs = observe(g, g.to_move)  # type: ignore[arg-type]
+            person, out = _person([], clear=True)
+            person.begin_game(obs.player, ["ada", "bob"])
+            for i in range(6):
+                person.log.append(f"bob move {i} placed a wild yellow/blue vault with a crown from V2 on b{i}; "
+                                  f"the queen moves to space {i}; O2's SCAFFOLDING turned over into the new V2 and O2 "
+                                  f"was refilled from the stack, and this sentence goes on to end {i}.")
+                person._kinds.append("them")
+            out.seek(0)
+            out.truncate()
+            person._draw(obs, [format_action(a) for a in g.legal_actions()])
+            screen = _plain(out.getvalue())
+            assert len(screen.splitlines()) <= 23
+            for i in range(6):  # the start of a sentence is on screen exactly when its end is
+                assert (f"bob move {i} " in screen) == (f"end {i}." in screen), screen
+                checked += f"end {i}." in screen
+    assert checked
+
+
+def test_log_shows_the_last_screenful_and_pages_the_rest() -> None:
+    person, out = _tty_person(["log", "log all", "", "q", "log 3", "q", "log nonsense", "1"], height=12)
+    g = _greedy_until(person, 0, lambda g: g.turn >= 8 and g.to_move == 0)
+    assert len(person.log) > 30
+    out.seek(0)
+    out.truncate()
+    person.choose(observe(g, 0), g.legal_actions())
+    text = out.getvalue()
+    first = text.split("> log\n", 1)[1].split("> log all", 1)[0].splitlines()
+    assert len(first) <= 11 and "'log all' pages the whole game" in first[-1], first
+    assert person.log[-1].split()[0] in "\n".join(first)
+    paged = text.split("> log all\n", 1)[1].split("> log 3", 1)[0]
+    assert paged.count("-- more (") == 2 and "-- turn 1" in paged  # two pages read, then q
+    from_three = text.split("> log 3\n", 1)[1].split("> log nonsense", 1)[0]
+    assert from_three.startswith("-- turn 3") and "-- turn 2" not in from_three
+    assert "log takes 'all' or a turn number" in text

@@ -7,8 +7,10 @@ Type an action in notation (V2:b3, O1:c2=M, pass...) or its number in the list.
 Tab completes an action; part of one (V2:) lists what it could be.
   list           every legal action, numbered
   board          draw the board again
-  log            every move of this game, in words
+  log            the latest moves, in words (log all: every move, a page at a
+                 time; log N: from turn N)
   score          the breakdown of the last scoring
+  scorings       every scoring so far (scoring N shows one, area by area)
   rules [TOPIC]  how something works: rules move, rules vault, rules scoring,
                  rules ranks, rules paid, rules jester (rules alone lists all)
   help           this text

@@ -44,7 +44,7 @@ from .screen import WIDTH_COLS, board_lines, decision_line
 SCREEN_LINES = 24
 RECENT = 4  # moves told again on the screen of our next decision
 DETAIL = "detail"  # log lines left out of that recap (a scoring's areas, the clean-up)
-COMMAND_WORDS = ("help", "list", "board", "log", "score", "rules", "quit")
+COMMAND_WORDS = ("help", "list", "board", "log", "score", "scorings", "scoring", "rules", "quit")
 END_WORDS = {END_LAST_SCORING: "after the last scoring", END_STACK: "(the stack ran out twice)"}
 
 
@@ -111,6 +111,8 @@ class TerminalPlayer:
         self._turns: list[int] = []  # the turn of each log line, for 'log'
         self._turn = 0
         self.scorings: list[ScoringResult] = []
+        self._scoring_turns: list[int] = []
+        self.height = _terminal_height() if self.console.is_terminal else SCREEN_LINES  # long texts are paged to it
         self._waiting = False  # "Waiting for ..." said since our last decision
         self.manifest = manifest  # to say which rule a refused action breaks
         self._completions: list[str] = []
@@ -124,7 +126,7 @@ class TerminalPlayer:
         if manifest is not None:
             self.manifest = manifest
         self.names = [str(n) for n in names]
-        self.view, self.log, self._kinds, self.scorings = None, [], [], []
+        self.view, self.log, self._kinds, self.scorings, self._scoring_turns = None, [], [], [], []
         self._turns: list[int] = []
         if self.names[0] == self.names[1]:  # two players called alike: tell them apart on screen
             self.names = [f"{n} (P{i + 1})" for i, n in enumerate(self.names)]
@@ -150,8 +152,10 @@ class TerminalPlayer:
         for k in range(len(self.scorings), len(g.scoring_log)):  # scoring results are public
             result = g.scoring_log[k]
             self.scorings.append(result)
+            self._scoring_turns.append(turn)
+            again = "" if after.over else " (type 'score' to see it again, 'scorings' for all)"
             for i, line in enumerate(describe_scoring(result, k + 1, self.names)):
-                self._add(line + (" (type 'score' to see it again)" if i == 0 else ""), "bold" if i == 0 else DETAIL)
+                self._add(line + (again if i == 0 else ""), "bold" if i == 0 else DETAIL)
             if not after.over:
                 self._add("Clean-up: every builder and rank token goes home, scaffolding is removed, rows 1-2 are "
                           "discarded and the rest of the cathedral moves down to row 1.", DETAIL)
@@ -160,8 +164,12 @@ class TerminalPlayer:
         self.view = after
         if after.over:
             self._add(self._result_line(after), "bold")
-            if self.clear:  # the final position, with the last moves and the result under it
-                self._draw(after, None, waiting="The game is over.")
+            if self.clear:  # the final position, then the last scoring whole and the result, last
+                self._draw(after, None, waiting="The game is over.", recap=False)
+                if self.scorings:
+                    for line in describe_scoring(self.scorings[-1], len(self.scorings), self.names):
+                        self._say(line)
+                self._say(self.log[-1], "bold")
         elif after.pending is not None and after.pending.player != seat:
             waiting = f"Waiting for {self.names[after.pending.player]}..."
             if self.clear:  # the board as it now is, while the other side decides
@@ -202,15 +210,16 @@ class TerminalPlayer:
                 self._draw(obs, texts)
                 continue
             if cmd == "log":
-                shown = None
-                for entry, turn in zip(self.log, self._turns):
-                    if turn != shown and turn > 0:
-                        self._say(f"-- turn {turn}", "dim")
-                        shown = turn
-                    self._say(entry)
+                self._log(arg.strip().lower())
                 continue
             if cmd in ("score", "scores"):
                 self._score(obs)
+                continue
+            if cmd == "scorings":
+                self._scorings(obs)
+                continue
+            if cmd == "scoring":
+                self._scoring(arg.strip(), obs)
                 continue
             if cmd == "rules":
                 self._say(rules_text(arg))
@@ -243,7 +252,7 @@ class TerminalPlayer:
 
     # --- the screen ------------------------------------------------------------------
 
-    def _draw(self, obs: Observation, texts: list[str] | None, waiting: str = "") -> None:
+    def _draw(self, obs: Observation, texts: list[str] | None, waiting: str = "", recap: bool = True) -> None:
         """One screen that fits 24 rows: the board, the latest moves, the decision and its
         actions (or, between our decisions, who we are waiting for)."""
         if self.clear:
@@ -251,24 +260,31 @@ class TerminalPlayer:
         # On a cleared screen the latest moves are told again; otherwise they are just above.
         noted = set(self._slots.values()) if texts else set()  # shown under the decision instead
         told = [e for e, kind in zip(self.log, self._kinds) if kind != DETAIL and e not in noted]
-        recent = [w for e in told[-RECENT:] for w in _wrap(e)] if self.clear else []
+        # Whole moves, wrapped, never cut: a move that does not fit is left out whole.
+        entries = [_wrap(e) for e in told[-RECENT:]] if self.clear and recap else []
         bottom = [Text(waiting, style="dim")] if waiting else [
             Text(w, style="bold") for w in _wrap(decision_line(obs, self.names).plain)]
         if texts and obs.pending is not None and obs.pending.player == obs.player:
             bottom = [Text(w, style="bold reverse") for note in self._slots.values() for w in _wrap(note)] + bottom
         rows = 10
         lines = board_lines(obs, self.names, max_rows=rows)
-        menu = self._menu(texts, SCREEN_LINES - 1 - len(lines) - len(recent) - len(bottom)) if texts else []
-        # Too tall: fewer recent moves first, then fewer cathedral rows (its top rows stay,
-        # where it grows), and the actions as counts; never past the screen.
-        while len(lines) + len(recent) + len(bottom) + len(menu) > SCREEN_LINES - 1 and (recent or rows > 4):
-            if recent:
-                recent = recent[1:]
+        screen = max(SCREEN_LINES, min(self.height, 60))
+
+        def room() -> int:
+            return screen - 1 - len(lines) - sum(map(len, entries)) - len(bottom)
+
+        menu = self._menu(texts, room()) if texts else []
+        # Too tall: fewer recent moves first (the latest one last), then fewer cathedral rows
+        # (its top rows stay, where it grows), and the actions as counts; never past the screen.
+        while len(menu) > room() and (len(entries) > 1 or rows > 4 or entries):
+            if len(entries) > 1 or (entries and rows <= 4):
+                entries = entries[1:]
             else:
                 rows -= 1
                 lines = board_lines(obs, self.names, max_rows=rows)
             if texts:
-                menu = self._menu(texts, SCREEN_LINES - 1 - len(lines) - len(recent) - len(bottom))
+                menu = self._menu(texts, room())
+        recent = [w for e in entries for w in e]
         for line in lines:
             self.console.print(line, overflow="crop", no_wrap=True)
         for entry in recent:
@@ -320,8 +336,85 @@ class TerminalPlayer:
         if not self.scorings:
             self._say(f"No scoring yet. Scores now: {self.names[0]} {obs.scores[0]}, {self.names[1]} {obs.scores[1]}.")
             return
-        for line in describe_scoring(self.scorings[-1], len(self.scorings), self.names):
-            self._say(line)
+        self._scoring(str(len(self.scorings)), obs)
+
+    def _scorings(self, obs: Observation) -> None:
+        """One line per scoring so far; 'scoring N' shows one whole."""
+        if not self.scorings:
+            self._score(obs)
+            return
+        lines = [describe_scoring(r, n, self.names)[0] + f" (turn {t})"
+                 for n, (r, t) in enumerate(zip(self.scorings, self._scoring_turns), start=1)]
+        self._page(lines + ["'scoring N' shows scoring N area by area."])
+
+    def _scoring(self, arg: str, obs: Observation) -> None:
+        if not self.scorings:
+            self._score(obs)
+            return
+        n = int(arg) if arg.isdigit() else len(self.scorings) if not arg else 0
+        if not 1 <= n <= len(self.scorings):
+            self._say(f"there is no scoring {arg}: choose 1 to {len(self.scorings)} ('scorings' lists them)", "red")
+            return
+        self._page(describe_scoring(self.scorings[n - 1], n, self.names))
+
+    def _log(self, arg: str) -> None:
+        """'log': the latest moves, a screenful; 'log all': every move; 'log N': from turn N."""
+        blocks: list[list[str]] = []  # one per log entry, its turn heading first when the turn changes
+        shown = None
+        start = int(arg) if arg.isdigit() else 0
+        for entry, turn in zip(self.log, self._turns):
+            if turn < start:
+                continue
+            block = []
+            if turn != shown and turn > 0:
+                block.append(f"-- turn {turn}")
+                shown = turn
+            blocks.append(block + [entry])
+        if arg and arg != "all" and not arg.isdigit():
+            self._say(f"log takes 'all' or a turn number, not {arg!r}", "red")
+            return
+        if not blocks:
+            self._say("Nothing in the log" + (f" from turn {start}." if start else " yet."))
+            return
+        if arg:
+            self._page([line for b in blocks for line in b])
+            return
+        room = max(4, self.height - 2)  # the hint and the prompt under it
+        last: list[list[str]] = []
+        while blocks and sum(len(_wrap(x)) for b in last + blocks[-1:] for x in b) <= room - 1:
+            last.insert(0, blocks.pop())
+        if not last:  # one entry longer than the screen: it is shown whole anyway
+            last = [blocks.pop()]
+        for b in last:
+            for x in b:
+                self._say(x, "dim" if x.startswith("-- turn") else "")
+        if blocks:
+            self._say(f"({len(blocks)} earlier entries: 'log all' pages the whole game, 'log N' from turn N)", "dim")
+
+    def _page(self, lines: Sequence[str]) -> None:
+        """Lines a screenful at a time, when a person reads at a terminal; at once otherwise."""
+        wrapped = [w for line in lines for w in _wrap(line)]
+        room = max(3, self.height - 2)
+        if len(wrapped) <= room + 1 or not self._interactive():
+            for w in wrapped:
+                self.console.print(Text(w), overflow="fold")
+            return
+        for i in range(0, len(wrapped), room):
+            for w in wrapped[i:i + room]:
+                self.console.print(Text(w), overflow="fold")
+            if i + room < len(wrapped):
+                answer = self._read(f"-- more ({i + room} of {len(wrapped)} lines): Enter for the next page, q to stop -- ")
+                if answer is None or answer.strip().lower().startswith("q"):
+                    return
+
+    def _interactive(self) -> bool:
+        """Whether a person reads and types at a terminal (not a script through a pipe)."""
+        try:
+            if self.inp is not None:
+                return bool(getattr(self.inp, "isatty", lambda: False)())
+            return sys.stdin.isatty()
+        except (OSError, ValueError):
+            return False
 
     def _match(self, text: str, legal: Sequence[Action], texts: list[str]) -> Action | None:
         candidate = _normalise(text)
@@ -450,6 +543,13 @@ def _forget_typed_ahead() -> None:
             termios.tcflush(sys.stdin, termios.TCIFLUSH)
     except (ImportError, OSError, ValueError):
         pass  # not a terminal, or not POSIX: nothing to forget
+
+
+def _terminal_height() -> int:
+    try:
+        return max(10, os.get_terminal_size(sys.stdout.fileno()).lines)
+    except (OSError, ValueError):
+        return SCREEN_LINES
 
 
 def _terminal_width() -> int:
