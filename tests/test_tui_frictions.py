@@ -189,3 +189,47 @@ def test_log_shows_the_last_screenful_and_pages_the_rest() -> None:
     from_three = text.split("> log 3\n", 1)[1].split("> log nonsense", 1)[0]
     assert from_three.startswith("-- turn 3") and "-- turn 2" not in from_three
     assert "log takes 'all' or a turn number" in text
+
+
+# --- item 9: Ctrl-D at a terminal asks first ------------------------------------------------
+
+
+class _CtrlD:
+    """A terminal where the person presses Ctrl-D (an empty read) at the given answers."""
+
+    def __init__(self, answers: list[str | None]) -> None:
+        self.answers = list(answers)
+
+    def isatty(self) -> bool:
+        return True
+
+    def readline(self) -> str:
+        if not self.answers:
+            return ""
+        answer = self.answers.pop(0)
+        return "" if answer is None else answer + "\n"
+
+
+def test_end_of_input_at_a_terminal_asks_before_forfeiting(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from basilica_p2p.bots import RandomBot
+    from basilica_p2p.identity import Identity
+    from basilica_p2p.replay.verify import verify_file
+    from basilica_p2p.tui import Resign, play_local
+    from replay_builders import key
+
+    g = played(0)
+    me = g.to_move
+    assert me is not None
+    person, out = _person([])
+    person.inp = _CtrlD([None, "n", "1"])  # type: ignore[assignment]
+    person.seat = me
+    assert person.choose(observe(g, me), g.legal_actions()) == g.legal_actions()[0]  # not gone: it asked
+    assert "leave the game?" in out.getvalue() and "Go on, then." in out.getvalue()
+    # Yes, or a second Ctrl-D, leaves: a forfeit recorded in the replay.
+    for answers in ([None, "y"], [None, None]):
+        person, out = _person([])
+        person.inp = _CtrlD(answers)  # type: ignore[assignment]
+        result = play_local(person, RandomBot(3), (Identity("ada", key(11)), Identity("greedy", key(12))), 0,
+                            MANIFEST, Options(), tmp_path)
+        assert isinstance(result.forfeit, Resign) and "input closed" in str(result.forfeit)
+        assert "leave the game?" in out.getvalue() and verify_file(result.replay).ok

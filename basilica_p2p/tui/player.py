@@ -193,6 +193,13 @@ class TerminalPlayer:
         while True:
             line = self._read("> ")
             if line is None:
+                # End of input (Ctrl-D): a person at a terminal is asked first, as for 'quit'
+                # (a second Ctrl-D answers yes); a script's pipe at its end leaves at once.
+                if self._interactive():
+                    answer = self._read("End of input: leave the game? Leaving is a forfeit: you lose this game. [y/N] ")
+                    if answer is not None and answer.strip().lower() not in ("y", "yes"):
+                        self._say("Go on, then.")
+                        continue
                 raise Resign(self.names[obs.player], obs.player, "left the game (input closed)")
             text = line.strip()
             if not text:
