@@ -15,12 +15,68 @@ from typing import Optional
 
 import typer
 from rich.console import Console
+from typer.core import TyperGroup
 
 from . import __version__
 from .engine import EngineError, Manifest, Ruleset, default_manifest, parse_manifest
 
+HELP_NAMES = ["-h", "--help"]
+
+
+class _Root(TyperGroup):
+    """The ``basilica`` group: its own options (--home, --version) are also accepted after any subcommand.
+
+    Each command and command group gets a copy of them that does not reach its function: a --home
+    given after the subcommand replaces one given before it. Flags get no ``<bool>`` in the help,
+    and -h is --help everywhere.
+    """
+
+    def __init__(self, *args, **kwargs) -> None:  # type: ignore[no-untyped-def]
+        super().__init__(*args, **kwargs)
+        shared = [p for p in self.params if p.name in ("home", "version")]
+        for command in self.commands.values():
+            _share_options(command, shared)
+        _quiet_flags(self)
+
+
+def _store_home(ctx, param, value):  # type: ignore[no-untyped-def]
+    if value is not None:
+        ctx.find_root().obj = value
+    return value
+
+
+def _share_options(command, shared) -> None:  # type: ignore[no-untyped-def]
+    import copy
+
+    for original in shared:
+        if any(original.opts[0] in p.opts for p in command.params):
+            continue
+        p = copy.copy(original)
+        p.expose_value = False
+        if p.name == "home":
+            p.callback = _store_home
+            p.help = ("Where keys, known peers and replays are kept (default: $BASILICA_HOME, else "
+                      "~/.config/basilica). Same as --home before the command; given both, this one wins.")
+        command.params.append(p)
+    for sub in getattr(command, "commands", {}).values():
+        _share_options(sub, shared)
+    _quiet_flags(command)
+
+
+def _quiet_flags(command) -> None:  # type: ignore[no-untyped-def]
+    """No ``<bool>`` after a flag in the help (typer's own --help included)."""
+    from types import SimpleNamespace
+
+    help_option = command.get_help_option(SimpleNamespace(help_option_names=HELP_NAMES))
+    for p in [*command.params, help_option]:
+        if p is not None and getattr(p, "is_flag", False):
+            p.metavar = ""
+
+
 app = typer.Typer(
+    cls=_Root,
     help="Play Basilica peer to peer, with replays anyone can verify.",
+    context_settings={"help_option_names": HELP_NAMES},
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
@@ -53,7 +109,7 @@ def _root(
     ctx: typer.Context,
     home: Optional[Path] = typer.Option(
         None, "--home", help="Where keys, known peers and replays are kept "
-        "(default: $BASILICA_HOME, else ~/.config/basilica)."),
+        "(default: $BASILICA_HOME, else ~/.config/basilica). May also follow the command; then that one wins."),
     version: bool = typer.Option(False, "--version", metavar="", callback=_version, is_eager=True,
                                  help="Show the version and exit."),
 ) -> None:
