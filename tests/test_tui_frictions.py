@@ -9,6 +9,7 @@ from rich.console import Console
 
 from basilica_p2p.engine import Game, Options, default_manifest, format_action, observe
 from basilica_p2p.engine import actions as A
+from basilica_p2p.engine.components import Order
 from basilica_p2p.engine.observation import OrderFace
 from basilica_p2p.tui import TerminalPlayer
 from basilica_p2p.tui.screen import board_lines
@@ -39,6 +40,14 @@ def test_the_market_shows_each_order_beside_the_vault_that_takes_it() -> None:
         for k in (1, 2, 3):  # one line per slot: O k and V k side by side
             assert re.search(rf"\| O{k} .* V{k} ", out), out
         assert all(len(line) <= 80 for line in out.splitlines())
+    # The widest order beside an empty vault space still fits, whole.
+    import dataclasses
+
+    obs = observe(played(40), 0)
+    wide = OrderFace(Order.SCAFFOLDING, 0b0011, True, True)
+    out = text_of(board_lines(dataclasses.replace(obs, orders=(wide, wide, wide), market=(None, None, None)),
+                              ["ada", "bob"]))
+    assert out.count("V3 empty\n") == 1 and all(len(line) <= 80 for line in out.splitlines()), out
 
 
 def test_after_taking_v_k_the_screen_says_which_order_now_sits_at_o_k() -> None:

@@ -96,7 +96,7 @@ def _order_face(face: OrderFace | None) -> Text:
 
 def _vault_face(face: VaultFace | None) -> Text:
     if face is None:
-        return Text("(empty)", style="dim")
+        return Text("empty", style="dim")  # beside the widest order, within the 80 columns
     t = colors_text(face.colors)
     if face.crown:
         t.append("^", style="bold")
