@@ -92,3 +92,31 @@ def test_no_bool_placeholder_in_any_help() -> None:
         r = run(*path, "--help")
         assert r.exit_code == 0, (path, r.output)
         assert "<bool>" not in r.output, (path, [l for l in r.output.splitlines() if "<bool>" in l])
+
+
+# Item 7: the result line has names in seat order, each beside its score, and says which is us.
+
+def report_line(seat: int, me: str, peer: str, scores: tuple[int, int], winner: int | None,
+                capsys: pytest.CaptureFixture[str], end: str = "score", moves: int = 40, reason: str = "") -> str:
+    from types import SimpleNamespace
+
+    from basilica_p2p.cli import _report_games
+
+    outcome = SimpleNamespace(end=end, winner=winner, scores=scores, moves=moves, reason=reason)
+    _report_games([SimpleNamespace(outcome=outcome, seat=seat, peer=peer, replay="g.replay")], me)
+    return capsys.readouterr().out.strip()
+
+
+def test_the_joiner_sees_names_and_scores_in_seat_order(capsys: pytest.CaptureFixture[str]) -> None:
+    line = report_line(1, "bob", "alice", (31, 12), 0, capsys)
+    assert line == "game 1: alice (player 1) 31 - 12 bob (player 2, you): alice won, 40 moves (score); replay g.replay"
+
+
+def test_the_host_sees_the_same_order(capsys: pytest.CaptureFixture[str]) -> None:
+    line = report_line(0, "alice", "bob", (31, 12), 0, capsys)
+    assert line == "game 1: alice (player 1, you) 31 - 12 bob (player 2): you won, 40 moves (score); replay g.replay"
+
+
+def test_a_lost_game_seated_second_and_one_move(capsys: pytest.CaptureFixture[str]) -> None:
+    line = report_line(1, "bob", "alice", (0, 0), 0, capsys, end="forfeit", moves=1, reason="quit")
+    assert line.startswith("game 1: alice (player 1) 0 - 0 bob (player 2, you): you forfeited (bob: quit), 1 move ")

@@ -340,9 +340,9 @@ async def test_the_winner_is_told_why_the_other_side_forfeited(
     (h,), (j,) = reports(pair.host), reports(pair.join)
     assert h.outcome.end == "forfeit" and h.outcome.winner == h.seat
     won = report_lines([h], "alice", capsys)
-    assert "we won by forfeit (bob: quit at the prompt)" in won, won
+    assert "you won by forfeit (bob: quit at the prompt)" in won, won
     lost = report_lines([j], "bob", capsys)
-    assert "we forfeited (bob: quit at the prompt)" in lost, lost
+    assert "you forfeited (bob: quit at the prompt)" in lost, lost
 
 
 async def test_a_cmd_bot_is_named_by_its_file_name_to_the_peer(tmp_path: Path) -> None:
