@@ -423,30 +423,33 @@ def replay_show(
                f"{' + festum' if h.festum else ''}, game {h.game.hex()[:16]}")
     typer.echo(f"stack {describe_shuffle(h.shuffle)}")
     if at is not None and at > len(w.moves):
-        raise fail(f"--at {at}: the replay has {len(w.moves)} moves")
+        raise fail(f"--at {at}: the replay has {len(w.moves)} move{'' if len(w.moves) == 1 else 's'}")
+    names = (h.players[0][1], h.players[1][1])
+    width = max(len(n) for n in names)
     if at == 0 and w.start is not None:
-        typer.echo(render_board(w.start))
+        typer.echo(render_board(w.start, names))
     scorings = 0
     for i, m in enumerate(w.moves, start=1):
-        typer.echo(f"{i:>4}. turn {m.turn:>2}  P{m.player + 1}  {m.action}")
+        typer.echo(f"{i:>4}. turn {m.turn:>2}  {names[m.player]:<{width}}  {m.action}")
         for e in m.events:
             if e.kind == "scoring":
                 scorings += 1
-                typer.echo(render_scoring(m.game.scoring_log[scorings - 1], scorings))
+                typer.echo(render_scoring(m.game.scoring_log[scorings - 1], scorings, names))
             elif e.kind != "game-over":
                 typer.echo(f"        {e.detail}")
         turn_ends = i == len(w.moves) or w.moves[i].turn != m.turn
         if at == i or (boards and turn_ends):
-            typer.echo(render_board(m.game))
+            typer.echo(render_board(m.game, names))
     if w.error:
         raise fail(f"the replay stops verifying at {w.error}", code=1)
     o = w.outcome
     if o is None:
         typer.echo("the game is not finished")
     elif o.end == "forfeit":
-        typer.echo(f"player {2 - (o.winner or 0)} forfeited: {o.reason}")
+        loser = 1 - (o.winner or 0)
+        typer.echo(f"{names[loser]} (player {loser + 1}) forfeited: {o.reason}")
     else:
-        typer.echo(f"game over ({o.end}): {o.scores[0]} - {o.scores[1]}")
+        typer.echo(f"game over ({o.end}): {names[0]} {o.scores[0]} - {o.scores[1]} {names[1]}")
 
 
 @replay_app.command("export")
@@ -496,7 +499,8 @@ def replay_html(
         raise fail(str(e)) from None
     except ViewerError as e:
         raise fail(f"{file}: {e}", code=1) from None
-    typer.echo(f"{target}: {len(data['steps']) - 1 if data['steps'] else 0} moves, {data['result']['text']}")
+    steps = len(data["steps"]) - 1 if data["steps"] else 0
+    typer.echo(f"{target}: {steps} move{'' if steps == 1 else 's'}, {data['result']['text']}")
 
 
 # --- network play ---------------------------------------------------------------
@@ -1229,9 +1233,12 @@ def demo_cmd(
         raise fail(str(e), code=1) from None
     except OSError as e:
         raise fail(f"demo: {e.strerror or e}", code=1) from None
-    typer.echo(render_board(host_report.game))
     o = host_report.outcome
-    typer.echo(f"game over ({o.end}): {o.scores[0]} - {o.scores[1]}")
+    names = (join_report.peer, host_report.peer)  # each side's report names the other one
+    if host_report.seat == 1:
+        names = names[::-1]
+    typer.echo(render_board(host_report.game, names))
+    typer.echo(f"game over ({o.end}): {names[0]} {o.scores[0]} - {o.scores[1]} {names[1]}")
     typer.echo("verifying both replays:")
     ok = True
     for report in (host_report, join_report):

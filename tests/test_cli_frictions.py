@@ -120,3 +120,44 @@ def test_the_host_sees_the_same_order(capsys: pytest.CaptureFixture[str]) -> Non
 def test_a_lost_game_seated_second_and_one_move(capsys: pytest.CaptureFixture[str]) -> None:
     line = report_line(1, "bob", "alice", (0, 0), 0, capsys, end="forfeit", moves=1, reason="quit")
     assert line.startswith("game 1: alice (player 1) 0 - 0 bob (player 2, you): you forfeited (bob: quit), 1 move ")
+
+
+# Item 10: names instead of "player 1/2" in the demo and in replay show; "1 move".
+
+def test_replay_show_names_the_players(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    r = run("--home", str(tmp_path / "home"), "match", "--p1", "greedy", "--p2", "random", "--replay-dir", str(out))
+    assert r.exit_code == 0, r.output
+    (path,) = out.glob("*")
+    r = run("replay", "show", str(path), "--boards")
+    assert r.exit_code == 0, r.output
+    lines = r.output.splitlines()
+    moves = [line for line in lines if ". turn " in line]
+    assert moves and all(line.split()[3] in ("local-p1", "local-p2") for line in moves), moves[:3]
+    assert "  Scoring 1: local-p1 +" in r.output
+    assert "P1 local-p1 " in r.output and "player 1" not in "\n".join(lines[1:])
+    assert lines[-1].startswith("game over (") and "local-p1 " in lines[-1] and lines[-1].endswith(" local-p2")
+
+
+def test_replay_show_at_past_the_end_of_a_one_move_game(tmp_path: Path) -> None:
+    import replay_builders as rb
+
+    path = tmp_path / "short.replay"
+    rb.record_game(path, rb.find_game(jester=False, max_plies=45))
+    replay, envs = rb.load(path)
+    head = envs[:8]
+    forfeit = rb.seal(rb.BOB.key, rb.GAME_ID, 8, head[-1].hash, "forfeit", {"loser": 1, "reason": "left"})
+    done = rb.write(tmp_path / "forfeit.replay", replay.header_bytes, [*rb.raws(head), forfeit.raw])
+    r = run("replay", "show", str(done), "--at", "5")
+    assert r.exit_code == 2
+    assert "the replay has 1 move\n" in r.output, r.output
+
+
+def test_demo_names_the_players(tmp_path: Path) -> None:
+    r = run("demo", "--replay-dir", str(tmp_path / "demo"), "--no-boards")
+    assert r.exit_code == 0, r.output
+    moves = [line for line in r.output.splitlines() if line.startswith("turn ")]
+    assert moves and all(line.split()[2] in ("greedy-host", "random-join") for line in moves), moves[:3]
+    assert "  Scoring 1: greedy-host +" in r.output
+    assert "P1 greedy-host " in r.output and "P1 player 1" not in r.output
+    assert any(line.startswith("game over (") and line.endswith(" random-join") for line in r.output.splitlines())

@@ -178,7 +178,7 @@ def test_replay_show_at_3_prints_the_board_after_move_3(match_dir: Path) -> None
     exported = json.loads(cli("replay", "export", str(path), "--format", "json").stdout)
     for m in exported["moves"][:3]:
         g.apply(parse_action(m["action"]))
-    board = render_board(g)
+    board = render_board(g, ("local-p1", "local-p2"))
     assert board in r.stdout
     assert "board" in r.stdout and "market" in r.stdout
     lines = r.stdout.splitlines()
@@ -187,7 +187,7 @@ def test_replay_show_at_3_prints_the_board_after_move_3(match_dir: Path) -> None
     assert any(line.strip().startswith("3. turn") for line in lines)
     assert "game over" in lines[-1]
     start = cli("replay", "show", str(path), "--at", "0")
-    assert start.exit_code == 0 and render_board(_fresh_game(path)) in start.stdout
+    assert start.exit_code == 0 and render_board(_fresh_game(path), ("local-p1", "local-p2")) in start.stdout
 
 
 def test_replay_show_at_past_the_end_is_one_error_line(match_dir: Path) -> None:
@@ -268,7 +268,7 @@ def test_a_forfeit_and_an_unfinished_game_on_the_command_line(short_game: Path, 
     assert "player 1 (alice) forfeited" in r.stdout and "left the game" in r.stdout and "(forfeit)" in r.stdout
     show = cli("replay", "show", str(done))
     last = show.stdout.splitlines()[-1]
-    assert show.exit_code == 0 and last.startswith("player 1 forfeited") and "left the game" in last
+    assert show.exit_code == 0 and last.startswith("alice (player 1) forfeited") and "left the game" in last
     doc = json.loads(cli("replay", "export", str(done)).stdout)
     result = {k: doc["result"][k] for k in ("scores", "winner", "end", "moves", "reason")}
     assert result == {"scores": [0, 0], "winner": 2, "end": "forfeit", "moves": 1, "reason": "left the game"}

@@ -33,14 +33,16 @@ def run_demo(replay_dir: Path, bots: tuple[str, str], options: Options, show_boa
         ids = (local_identity(home / "host", "demo", f"{bots[0]}-host"),
                local_identity(home / "join", "demo", f"{bots[1]}-join"))
         state = {"scorings": 0}
+        names = (ids[0].name, ids[1].name)  # one game, so the host is player 1 (net/peer.py)
+        width = max(len(n) for n in names)
 
         def on_move(g: Game, turn: int, player: int, text: str) -> None:
-            out(f"turn {turn:>2}  P{player + 1}  {text}")
+            out(f"turn {turn:>2}  {names[player]:<{width}}  {text}")
             while state["scorings"] < len(g.scoring_log):
                 state["scorings"] += 1
-                out(render_scoring(g.scoring_log[state["scorings"] - 1], state["scorings"]))
+                out(render_scoring(g.scoring_log[state["scorings"] - 1], state["scorings"], names))
             if g.turn != turn and show_boards and not g.over:
-                out(render_board(g))
+                out(render_board(g, names))
 
         def config(k: int, log: Callable[[str], None], moves: Callable[[Game, int, int, str], None] | None) -> PeerConfig:
             return PeerConfig(ids[k], settings, lambda n: make_bot(bots[k], manifest, 1000 * k + n),
