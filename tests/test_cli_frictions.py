@@ -139,20 +139,6 @@ def test_replay_show_names_the_players(tmp_path: Path) -> None:
     assert lines[-1].startswith("game over (") and "local-p1 " in lines[-1] and lines[-1].endswith(" local-p2")
 
 
-def test_replay_show_at_past_the_end_of_a_one_move_game(tmp_path: Path) -> None:
-    import replay_builders as rb
-
-    path = tmp_path / "short.replay"
-    rb.record_game(path, rb.find_game(jester=False, max_plies=45))
-    replay, envs = rb.load(path)
-    head = envs[:8]
-    forfeit = rb.seal(rb.BOB.key, rb.GAME_ID, 8, head[-1].hash, "forfeit", {"loser": 1, "reason": "left"})
-    done = rb.write(tmp_path / "forfeit.replay", replay.header_bytes, [*rb.raws(head), forfeit.raw])
-    r = run("replay", "show", str(done), "--at", "5")
-    assert r.exit_code == 2
-    assert "the replay has 1 move\n" in r.output, r.output
-
-
 def test_demo_names_the_players(tmp_path: Path) -> None:
     r = run("demo", "--replay-dir", str(tmp_path / "demo"), "--no-boards")
     assert r.exit_code == 0, r.output
