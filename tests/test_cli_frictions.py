@@ -147,3 +147,14 @@ def test_demo_names_the_players(tmp_path: Path) -> None:
     assert "  Scoring 1: greedy-host +" in r.output
     assert "P1 greedy-host " in r.output and "P1 player 1" not in r.output
     assert any(line.startswith("game over (") and line.endswith(" random-join") for line in r.output.splitlines())
+
+
+def test_verify_says_one_move_not_one_moves() -> None:
+    """Item 10: `verify` printed "1 moves"."""
+    from basilica_p2p.referee import Outcome
+    from basilica_p2p.replay.verify import Verdict
+
+    for moves, said in ((1, "1 move (forfeit)"), (2, "2 moves (forfeit)")):
+        v = Verdict("g.replay", True, names=("alice", "bob"), ruleset="portal2022",
+                    outcome=Outcome((0, 0), 1, "forfeit", moves, "quit", claimed_by=0))
+        assert said in v.line(), v.line()

@@ -49,7 +49,7 @@ class Verdict:
         if o.audited is not None:
             deal = ", deal audited" if o.audited else f", deal not audited: {o.audit_note}"
         return (f"{self.path}: ok: {self.names[0]} vs {self.names[1]}, {ruleset}, {result}, "
-                f"{o.scores[0]}-{o.scores[1]}, {o.moves} moves ({o.end}){deal}")
+                f"{o.scores[0]}-{o.scores[1]}, {o.moves} move{'' if o.moves == 1 else 's'} ({o.end}){deal}")
 
     def to_json(self) -> dict[str, Any]:
         o = self.outcome
