@@ -427,3 +427,11 @@ def test_odd_pages_in_the_browser(browser: Any, odd_pages: dict[str, Path]) -> N
     assert all(browser.find_element("id", b).get_attribute("disabled") is not None
                for b in ("first", "prev", "next", "last"))
     assert js_errors(browser) == []
+
+
+def test_the_viewer_speaks_to_players_without_rule_codes() -> None:
+    """Issue 13, item 5: decision ids such as (D21) or (D13) were shown in the viewer's text."""
+    from importlib.resources import files
+
+    page = files("basilica_p2p.data").joinpath("viewer.html").read_text(encoding="utf-8")
+    assert re.findall(r"\(D\d+\)|§\d", page) == []

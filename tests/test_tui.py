@@ -289,6 +289,19 @@ def test_a_refused_action_says_which_rule_it_breaks_and_a_stray_word_is_not_take
     refusal = next(line for line in text.splitlines() if line.startswith("V* is not legal now"))
     assert refusal.startswith("V* is not legal now: ") and len(refusal) > len("V* is not legal now: ") + 10
     assert "unknown command 'clear'" in text and "not a cell" not in text
+    # Issue 13, item 5: in words, without the rule's code (§5, D8...), which is for developers.
+    assert "illegal action (" not in refusal and "§" not in refusal and not re.search(r"\(D\d+\)", refusal), refusal
+
+
+def test_rules_turn_explains_the_turn_the_market_and_the_goal() -> None:
+    """Issue 13, item 5: 'rules turn' (also 'rules goal', 'rules market') exists."""
+    from basilica_p2p.tui.help import COMMANDS, rules_text
+
+    text = rules_text("turn")
+    for words in ("the most points", "market", "O1-O3", "V1-V3", "Taking V2 uses up the order O2"):
+        assert words in text, text
+    assert rules_text("goal") == rules_text("Market") == text
+    assert "rules turn" in COMMANDS and "turn" in rules_text("")
 
 
 class _SlowPerson:

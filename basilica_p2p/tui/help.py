@@ -12,7 +12,8 @@ Tab completes an action; part of one (V2:) lists what it could be.
   score          the breakdown of the last scoring
   scorings       every scoring so far (scoring N shows one, area by area)
   rules [TOPIC]  how something works: rules move, rules vault, rules scoring,
-                 rules ranks, rules paid, rules jester (rules alone lists all)
+                 rules ranks, rules paid, rules jester, rules turn (the turn,
+                 the market and the goal; rules alone lists all)
   help           this text
   quit           leave the game (asks first: leaving is a forfeit)"""
 
@@ -28,6 +29,13 @@ Board:     ^ crown  1A builder of player 1 with rank A  * glass  + altar
            ### scaffolding  $ paid order  Y/B wild vault (two colours)"""
 
 RULES = {
+    "TURN": "YOUR TURN: the goal is the most points after the last scoring. On your turn take one tile "
+            "from the market, which shows three slots, each an order on top (O1-O3) and the vault of the "
+            "same slot below it (V1-V3): either place a vault (V2:b3) and then, if you like, a builder on it "
+            "(B:b3), or carry out an order (O1:c2). Taking V2 uses up the order O2 above it: that tile turns "
+            "over into the new V2 and O2 is refilled from the stack, so plan an order before you take its "
+            "vault. Crowns on placed vaults move the crown pawn; when it reaches a crown space, everything "
+            "is scored ('rules scoring').",
     "PROMOTE": "PROMOTE (O1:c2=M): put a rank token under one of your builders: A Architect (doubles "
                "an area's points for its majority), M Master Mason (counts 2 for strength), S Strongman "
                "(wins ties), J Jester (adds a colour before each scoring; portal2022). Re-promoting must "
@@ -66,7 +74,7 @@ RULES = {
                "last crown space (or the stack running out twice) ends the game; most points wins.",
 }
 
-ALIASES = {"RANK": "RANKS", "PAY": "PAID", "JESTERS": "JESTER", "GLASS": "STAINED_GLASS", "STAINED": "STAINED_GLASS", "SCAFFOLD": "SCAFFOLDING",
+ALIASES = {"GOAL": "TURN", "MARKET": "TURN", "TURNS": "TURN", "RANK": "RANKS", "PAY": "PAID", "JESTERS": "JESTER", "GLASS": "STAINED_GLASS", "STAINED": "STAINED_GLASS", "SCAFFOLD": "SCAFFOLDING",
            "VAULTS": "VAULT", "PLACE": "VAULT", "BUILDER": "VAULT", "SCORE": "SCORING"}
 
 

@@ -26,6 +26,7 @@ from ..engine import (
     END_STACK,
     Action,
     EngineError,
+    IllegalAction,
     Game,
     Manifest,
     NotationError,
@@ -458,6 +459,8 @@ class TerminalPlayer:
         try:
             g = sample_game(self.view, self.manifest, random.Random(0))
             g.apply(action)
+        except IllegalAction as e:
+            return e.reason  # in words: the rule's code (a section or decision id) is for developers
         except EngineError as e:
             return str(e)
         except Exception:  # only the explanation is at stake
