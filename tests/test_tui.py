@@ -121,7 +121,9 @@ def test_a_whole_game_at_the_prompt_writes_a_verifiable_replay(tmp_path: Path) -
     text = out.getvalue()
     assert result.forfeit is None and result.game.over
     assert verify_file(result.replay).ok
-    assert "You are ada, player 1, against greedy" in text
+    assert "You are ada against greedy (seat 1); who moves first is drawn at random." in text
+    # Issue 13, item 6: who moves first is said, whatever the seat.
+    assert ("You move first." in text) != ("greedy moves first." in text), text
     assert "every legal action, numbered" in text  # help
     assert "STAINED GLASS" in text  # rules glass
     assert "No scoring yet" in text  # score before any scoring
@@ -197,7 +199,7 @@ async def test_a_person_plays_a_whole_network_game_and_sees_every_move(tmp_path:
     assert isinstance(pair.join, list), pair.join
     (report,) = pair.join
     text = out.getvalue()
-    assert "You are ada, player 2, against greedy" in text  # the names come from the signed hellos
+    assert "You are ada against greedy (seat 2)" in text  # the names come from the signed hellos
     assert "Game over" in text
     assert re.search(r"greedy (placed|took|put|paid|declined|moved|chose|found)", text)
     assert verify_file(report.replay).ok

@@ -131,7 +131,10 @@ class TerminalPlayer:
         self._turns: list[int] = []
         if self.names[0] == self.names[1]:  # two players called alike: tell them apart on screen
             self.names = [f"{n} (P{i + 1})" for i, n in enumerate(self.names)]
-        self._add(f"You are {self.names[seat]}, player {seat + 1}, against {self.names[1 - seat]}.", "bold")
+        # Seats (player 1, 2) name the replay's files; who moves first is drawn, and said below.
+        self._add(f"You are {self.names[seat]} against {self.names[1 - seat]} (seat {seat + 1}); who moves "
+                  "first is drawn at random.", "bold")
+        self._first_told = False
         if self.names[0].endswith("(P1)"):
             self._add("Both players have the same name; 'basilica id rename NAME' changes yours.", "dim")
         self._say("Waiting for the game to start...", "dim")
@@ -139,6 +142,7 @@ class TerminalPlayer:
     def notify(self, g: Game, turn: int, who: int, text: str, *_: Any) -> None:
         """A move was applied: tell it in words.  Only the public view of ``g`` is kept."""
         seat = self.seat if self.seat is not None else 1 - who
+        self._tell_first(who == seat, turn)
         after = observe(g, seat)
         before = self.view if self.view is not None else _view_before_last(g, seat)
         action = parse_action(text)
@@ -181,9 +185,18 @@ class TerminalPlayer:
 
     # --- asked by the game loop ----------------------------------------------------
 
+    def _tell_first(self, ours: bool, turn: int) -> None:
+        """Once, at the game's first turn: who was drawn to move first (not when joining later, as on resume)."""
+        if getattr(self, "_first_told", True):
+            return
+        self._first_told = True
+        if turn <= 1:
+            self._add("You move first." if ours else f"{self.names[1 - (self.seat or 0)]} moves first.", "bold")
+
     def choose(self, obs: Observation, legal: Sequence[Action]) -> Action:
         if self.seat is None:
             self.seat = obs.player
+        self._tell_first(True, obs.turn)
         if obs.turn != self._slots_turn:
             self._slots, self._slots_turn = {}, obs.turn
         self.view = obs
