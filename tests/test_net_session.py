@@ -311,7 +311,10 @@ async def test_a_dropped_connection_still_gets_the_resume_hint(tmp_path: Path) -
     for side, error in (("h", pair.host), ("j", pair.join)):
         assert isinstance(error, PeerGone) and not isinstance(error, PeerRefused), repr(error)
         (replay,) = (tmp_path / side).glob("*.replay")
-        assert f"to go on, run 'basilica resume {replay}' on both sides" in str(error), str(error)
+        # Issue 13, item 8: each side's own file is named, the peer's too.
+        theirs = replay.name.replace("-p1.", "-p2.") if "-p1." in replay.name else replay.name.replace("-p2.", "-p1.")
+        assert f"to go on, both sides run 'basilica resume': here 'basilica resume {replay}', and " in str(error)
+        assert f"its own copy, {theirs} in its replay folder" in str(error), str(error)
 
 
 class QuitsAtOnce:

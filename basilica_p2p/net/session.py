@@ -413,6 +413,13 @@ async def play_one_game(
                           "and no replay kept", e.reason) from None
 
 
+def resume_hint(replay: Path, seat: int, peer_name: str) -> str:
+    """How both sides go on, naming each side's own file: the two replays of a game differ in name."""
+    theirs = replay.name.replace(f"-p{seat + 1}.replay", f"-p{2 - seat}.replay")
+    return (f"; to go on, both sides run 'basilica resume': here 'basilica resume {replay}', and "
+            f"{printable(peer_name, 64)} its own copy, {theirs} in its replay folder")
+
+
 def sidecar_path(replay: Path) -> Path:
     """A hidden file next to the replay: `basilica verify DIR/*` does not pick it up."""
     return replay.with_name("." + replay.name + ".session")
@@ -430,7 +437,7 @@ async def continue_game(
     except PeerRefused:
         raise  # the peer stopped on purpose and said why: it will not resume
     except PeerGone as e:
-        hint = f"; to go on, run 'basilica resume {side.writer.path}' on both sides" if side.sidecar else ""
+        hint = resume_hint(side.writer.path, seat, peer_name) if side.sidecar else ""
         raise PeerGone(f"{e}{hint}") from None
     except (PeerMisbehaved, Refused):
         raise
