@@ -23,9 +23,8 @@ from pathlib import Path
 
 import pytest
 
-TWIST = Path("/opt/basilica-wormhole/bin/twist")
-INSTALL = ("python3 -m venv /opt/basilica-wormhole && "
-           "/opt/basilica-wormhole/bin/pip install magic-wormhole-transit-relay")
+from wormhole_servers import INSTALL, TWIST, stop
+
 HOST = "127.0.0.1"
 # Twisted's own line for a listening port, which names the port the kernel picked for tcp:0.
 _LISTENING = re.compile(r"ServerFactory starting on (\d+)")
@@ -98,10 +97,4 @@ def transit_relay(log_dir: Path, timeout: float = 20) -> Iterator[TransitRelay]:
         port = _wait_listening(process, log, timeout)
         yield TransitRelay((HOST, port), process, log)
     finally:
-        if process.poll() is None:
-            process.terminate()
-            try:
-                process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
+        stop(process)

@@ -36,7 +36,7 @@ VENV = Path("/opt/basilica-wormhole")
 TWIST = VENV / "bin" / "twist"
 VENV_PYTHON = VENV / "bin" / "python"
 INSTALL = (f"python3 -m venv {VENV} && "
-           f"{VENV}/bin/pip install magic-wormhole-mailbox-server magic-wormhole")
+           f"{VENV}/bin/pip install magic-wormhole-transit-relay magic-wormhole-mailbox-server magic-wormhole")
 # twist's log line once the mailbox's site listens (the websocket lives on that site, at /v1).
 _LISTENING = re.compile(rb"PrivacyEnhancedSite starting on (\d+)")
 
@@ -84,6 +84,12 @@ def mailbox_server(folder: Path, *, motd: str | None = None, timeout: float = 20
         port = _wait_for_port(server, timeout)
         yield MailboxServer(f"ws://127.0.0.1:{port}/v1", process, log, server.usage)
     finally:
+        stop(process)
+
+
+def stop(process: subprocess.Popen[bytes]) -> None:
+    """Terminate a server (kill it after 10 s), unless it is gone already."""
+    if process.poll() is None:
         process.terminate()
         try:
             process.wait(timeout=10)
