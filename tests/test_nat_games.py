@@ -8,7 +8,6 @@ person can act on when no path exists.
 
 from __future__ import annotations
 
-import contextlib
 import os
 import signal
 import threading
@@ -22,7 +21,7 @@ import pytest
 
 from basilica_p2p.net.invite import parse_invite
 from basilica_p2p.replay.verify import verify_file
-from natlab import STUN_PORT, Lab, Router
+from natlab import Lab, Router
 
 TESTS = Path(__file__).resolve().parent
 HOST_PORT = 7431

@@ -22,6 +22,7 @@ it connects, and only that many newer connections could displace it.
 from __future__ import annotations
 
 import hmac
+import itertools
 import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -155,7 +156,7 @@ async def admit(
     # newcomer: a flood of silent connections then holds each slot only until newer ones come,
     # while a real joiner knocks one round trip after it connects.
     trials: dict[int, tuple[trio.CancelScope, str]] = {}
-    numbers = iter(range(2**62))
+    numbers = itertools.count()
 
     async def take(stream: trio.SocketStream) -> None:
         number = next(numbers)

@@ -29,7 +29,7 @@ from .gate import Admitted, GateClosed, GateLimits, admit
 from .interfaces import local_candidates
 from .invite import Candidate, Invite, InviteError, Reply, check_reply, format_reply, make_reply, parse_reply
 from .punch import listen, punch, reusable
-from .stun import nat_behaviour, public_addresses
+from .stun import SYMMETRIC, nat_behaviour, public_addresses
 
 MAX_CANDIDATES = 16
 MAPPING_PROTOCOLS = ("pcp", "natpmp", "upnp")  # in the order they are asked
@@ -155,7 +155,7 @@ async def host_connection(
             behaviour = nat_behaviour(seen)
             notes.append(f"STUN sees this host as {', '.join(sorted({_addr(m.host, m.port) for m in seen}))}"
                          f" ({behaviour})")
-            if _symmetric(stun_candidates):
+            if behaviour == SYMMETRIC:
                 notes.append("this router changes ports per destination (symmetric NAT): a joiner from outside "
                              "can come in only through the port mapping, or a port forwarded by hand")
         if not candidates:
