@@ -10,7 +10,7 @@ the HTML replay viewer and the terminal client are part of what the suite checks
 
 ``--soak-sample N``: marks N of the ``slow`` soak tests ``soak_sample``, the same N on
 every run, spread evenly over their collection order.  pyproject.toml's addopts select
-them with ``-m 'not slow or soak_sample' --soak-sample 6``, so that the README's command
+them with ``-m 'not slow or soak_sample' --soak-sample 4``, so that the README's command
 (and so ``.ci/run``) runs a bounded part of the soak on top of the normal suite.
 """
 
