@@ -20,6 +20,20 @@ class Bot(Protocol):
         ...
 
 
+class TakeBack(Exception):
+    """Raised from ``choose`` by a person's agent (never a bot) asking to take back moves.
+
+    ``moves`` is how many of the asker's own decisions to undo (1: back to the
+    previous decision); the game loop undoes the opponent's replies in between.
+    Only a local game honours it (docs/playing.md says why), and its replay
+    records the takeback.
+    """
+
+    def __init__(self, moves: int = 1) -> None:
+        super().__init__(moves)
+        self.moves = moves
+
+
 class BotSpecError(ValueError):
     """A bot name that is not known."""
 
