@@ -1,0 +1,283 @@
+"""The network glue behind host and join: their shared configuration, invites, codes, and
+what to say when the network fails."""
+
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from ..engine import EngineError, Ruleset
+from ._common import _report_games, _run_trio, bot_label, fail, home_of, load_manifest_option, user_identity
+
+
+def _net_options(
+    bot: Optional[str], ruleset: Ruleset, festum: bool, festum_removal: bool, manifest: Optional[Path],
+    replay_dir: Optional[Path], handshake_timeout: float, idle_timeout: float, ping_interval: float,
+    frame_timeout: float, move_time: Optional[float], ctx: typer.Context, role: str, games: int = 1,
+    quiet: bool = False, keep_session: bool = False, shuffle: str = "sra-p256-v1",
+):  # type: ignore[no-untyped-def]
+    """Everything host and join share, checked, as a PeerConfig."""
+    import os as _os
+
+    from ..bots import BotSpecError, close_bot, make_bot
+    from ..engine import Options
+    from ..identity import IdentityError, local_identity
+    from ..net.ledger import GameLedger
+    from ..net.peer import PeerConfig
+    from ..net.peers import KnownPeers
+    from ..tui import TerminalPlayer
+    from ..net.session import Settings, Timeouts
+
+    from ..referee import SCHEMES
+
+    home = home_of(ctx)
+    man = load_manifest_option(manifest)
+    try:
+        options = Options(ruleset, festum, festum_removal)
+    except EngineError as e:
+        raise fail(str(e)) from None
+    if shuffle not in SCHEMES:
+        raise fail(f"--shuffle {shuffle!r}: choose {' or '.join(SCHEMES[::-1])}")
+    if idle_timeout <= ping_interval:
+        raise fail("--idle-timeout must be longer than --ping-interval")
+    try:
+        if bot:
+            close_bot(make_bot(bot, man, 0))  # fail early on a bad name
+            me = local_identity(home, f"bot-{role}", f"{bot_label(bot)}-{role}")
+        else:
+            me = user_identity(home)
+    except BotSpecError as e:
+        raise fail(str(e)) from None
+    except (IdentityError, OSError) as e:
+        raise fail(f"identity: {e}") from None
+
+    person = None if bot else TerminalPlayer(me.name, manifest=man)
+
+    def agent_for(k: int):  # type: ignore[no-untyped-def]
+        if person is None:
+            return make_bot(bot, man, int.from_bytes(_os.urandom(8), "big"))
+        return person
+
+    timeouts = Timeouts(handshake_timeout, ping_interval, idle_timeout, frame_timeout, move_time)
+    config = PeerConfig(me, Settings(options, man, shuffle), agent_for, replay_dir or home / "replays", KnownPeers(home),
+                        timeouts, games, log=(lambda m: None) if quiet else (lambda m: typer.echo(m, err=True)),
+                        on_move=person.notify if person is not None else None)
+    config.resume_info = {
+        "role": role, "identity": f"bot-{role}" if bot else "user", "name": me.name, "bot": bot,
+        "home": str(home.resolve()), "manifest": str(manifest.resolve()) if manifest else None,
+        "move_time": move_time, "keep_session": keep_session,
+    }
+    config.keep_session = keep_session
+    config.ledger = GameLedger(home)
+    return config
+
+
+def _run_peer(coro_fn, config, where: str = "", hint=None) -> None:  # type: ignore[no-untyped-def]
+    """Run host or join; ``hint(error)`` says what to check after a network error."""
+    from ..net.session import SessionError
+
+    try:
+        reports = _run_trio(coro_fn, lambda: config.current)
+    except SessionError as e:
+        raise fail(str(e), code=1) from None
+    except OSError as e:
+        advice = hint(e) if hint is not None else "is the host running and reachable?"
+        raise fail(f"network{where}: {e.strerror or e} ({advice})", code=1) from None
+    _report_games(reports, config.me.name)
+
+
+def _host_hint(bind: str, port: int):  # type: ignore[no-untyped-def]
+    """What to check when the host cannot listen (not the joiner's advice)."""
+    import errno
+    import socket
+
+    def hint(e: OSError) -> str:
+        if e.errno == errno.EADDRINUSE:
+            return f"is another program, or another host, using port {port}? try another --port, or --port 0"
+        if e.errno == errno.EACCES:
+            return f"port {port} needs privileges here; try a port above 1023, or --port 0"
+        if e.errno in (errno.EADDRNOTAVAIL, errno.EAFNOSUPPORT) or isinstance(e, socket.gaierror):
+            return f"is {bind} an address of this machine? 0.0.0.0 listens on every interface"
+        return "cannot listen, or the connection failed"
+
+    return hint
+
+
+def _internet_options(stun: Optional[list[str]], no_stun: bool, port_mapping: str, ttl: int,
+                      handshake: float, give_up: float = 60.0):  # type: ignore[no-untyped-def]
+    from ..net.gate import GateLimits
+    from ..net.invited import MAPPING_PROTOCOLS, InternetOptions
+    from ..net.stun import DEFAULT_SERVERS
+
+    if port_mapping not in ("auto", "off", *MAPPING_PROTOCOLS):
+        raise fail(f"--port-mapping {port_mapping!r}: choose auto, {', '.join(MAPPING_PROTOCOLS)} or off")
+    servers = []
+    for text in stun or []:
+        host_part, sep, port_part = text.rpartition(":")
+        if not sep or not port_part.isdigit() or not 0 < int(port_part) < 65536 or not host_part:
+            raise fail(f"--stun {text!r} is not HOST:PORT")
+        servers.append((host_part.strip("[]"), int(port_part)))
+    chosen = () if no_stun else tuple(servers) or DEFAULT_SERVERS
+    return InternetOptions(stun=chosen, port_mapping=port_mapping, ttl=ttl,
+                           limits=GateLimits(handshake_time=min(5.0, handshake)), give_up=give_up)
+
+
+WORMHOLE_CODE = re.compile(r"^\s*\d+(-[A-Za-z]+)+\s*$")
+
+
+def _code_options(mailbox: Optional[str], relay: Optional[str], no_relay: bool):  # type: ignore[no-untyped-def]
+    from ..net.coded import PUBLIC_MAILBOX, PUBLIC_RELAY, CodeOptions
+
+    if mailbox is not None and not re.match(r"wss?://", mailbox):
+        raise fail(f"--mailbox {mailbox!r} is not a ws:// or wss:// URL")
+    where = PUBLIC_RELAY
+    if relay is not None:
+        host_part, sep, port_part = relay.rpartition(":")
+        if not sep or not port_part.isdigit() or not 0 < int(port_part) < 65536 or not host_part:
+            raise fail(f"--relay {relay!r} is not HOST:PORT")
+        where = (host_part.strip("[]"), int(port_part))
+    return CodeOptions(mailbox or PUBLIC_MAILBOX, None if no_relay else where)
+
+
+async def _stdin_lines():  # type: ignore[no-untyped-def]
+    """Lines typed or piped on standard input, read only while awaited (nothing is taken from a
+    game's prompt later); stops at end of input, or at once when standard input cannot be polled."""
+    import os as _os
+
+    import trio
+
+    try:
+        fd = sys.stdin.fileno()
+    except (AttributeError, ValueError, OSError):
+        return
+    line = bytearray()
+    while True:
+        try:
+            await trio.lowlevel.wait_readable(fd)
+        except (OSError, ValueError):  # a regular file, /dev/null: nothing to wait for
+            return
+        # One byte at a time: nothing typed after the line is taken from the game's prompt.
+        byte = _os.read(fd, 1)
+        if not byte:
+            return
+        if byte == b"\n":
+            yield line.decode("utf-8", "replace")
+            line.clear()
+        elif len(line) < 4096:  # a code is at most 1024 characters; the rest of a longer line is dropped
+            line += byte
+
+
+async def _host_with_invite(bind: str, port: int, config, internet, coded=None):  # type: ignore[no-untyped-def]
+    import time
+    from contextlib import AsyncExitStack
+
+    from ..net.gate import GateClosed, describe_path
+    from ..net.invite import format_invite
+    from ..net.invited import host_connection, reply_reader
+    from ..net.peer import play_games
+    from ..net.session import SessionError
+
+    def ready(r) -> None:  # type: ignore[no-untyped-def]
+        config.resume_info["port"] = r.port
+        typer.echo(f"listening on {bind}:{r.port}")
+        typer.echo(f"invite: basilica join {format_invite(r.invite)}")
+        sys.stdout.flush()
+        for note in r.notes:
+            typer.echo(note, err=True)
+        typer.echo(f"give the invite line to the other player (it is valid for {internet.ttl} s and lets in one "
+                   "player); if they print a 'reply: bas1r:...' line, paste it here and press Enter", err=True)
+
+    companions = [reply_reader(_stdin_lines())]
+    relayed: dict[str, object] = {}  # filled by the wormhole: which relay, and the key to meet there again
+    if coded is not None:
+        from ..net.coded import wormhole_companion
+
+        def show_code(text: str) -> None:
+            typer.echo(f"code: basilica join --code {text}")
+            sys.stdout.flush()
+            typer.echo("or read the code out to the other player: it works once, and a wrong guess ends it",
+                       err=True)
+
+        companions.append(wormhole_companion(coded, show_code, internet.ttl, relayed))
+    async with AsyncExitStack() as stack:
+        try:
+            admitted = await host_connection(bind, port, config.me, internet, int(time.time()), ready, config.log,
+                                             companions, stack, config.timeouts.frame)
+        except GateClosed as e:
+            raise SessionError(str(e)) from None
+        if admitted.via == "relayed":
+            from ..net.coded import relay_note
+
+            typer.echo(relay_note(admitted.peer), err=True)
+            config.resume_info.update(relayed)  # basilica resume meets there again
+        else:
+            typer.echo(f"connected: {describe_path(admitted.via)} (from {admitted.peer})", err=True)
+        config.pinned = admitted.joiner_key
+        admitted.framed.frame_timeout = config.timeouts.frame  # the knock had a shorter one
+        return await play_games(admitted.framed, True, config)
+
+
+def _join_with_invite(ctx, code, bot, ruleset, festum, festum_removal, manifest, replay_dir,  # type: ignore[no-untyped-def]
+                      handshake_timeout, idle_timeout, ping_interval, frame_timeout, move_time, keep_session,
+                      shuffle, internet, coded=None) -> None:
+    """Join by an invite code (bas1:...) or, with ``coded``, by a wormhole code (7-word-word)."""
+    import time
+
+    from ..net.invite import InviteError, invite_id, parse_invite
+    from ..net.ledger import GameLedger
+
+    invite = None
+    if coded is None:
+        try:
+            invite = parse_invite(code, int(time.time()))
+        except InviteError as e:
+            raise fail(f"invite: {e}") from None
+    config = _net_options(bot, ruleset, festum, festum_removal, manifest, replay_dir, handshake_timeout,
+                          idle_timeout, ping_interval, frame_timeout, move_time, ctx, "join",
+                          keep_session=keep_session, shuffle=shuffle)
+    used = GameLedger(home_of(ctx), "invites_used")
+    ident = bytes.fromhex(invite_id(invite)) if invite is not None else b""
+    if invite is not None and used.signed(config.me.public, ident):
+        raise fail("this invite was used already: ask the host for a new one", code=1)
+
+    async def run():  # type: ignore[no-untyped-def]
+        from ..net.dial import NoPath
+        from ..net.invited import join_connection
+        from ..net.peer import play_games
+        from ..net.session import SessionError
+
+        def show_reply(text: str) -> None:
+            typer.echo(f"reply: {text}")
+            sys.stdout.flush()
+            typer.echo("no address in the invite answered yet: give the reply line above to the host, who pastes "
+                       "it into its window; both sides then punch a hole through their routers", err=True)
+
+        try:
+            if coded is not None:
+                from ..net.coded import join_with_code, relay_note
+
+                dialed = await join_with_code(code, config.me, internet, coded, int(time.time()), config.log)
+            else:
+                dialed = await join_connection(invite, config.me, internet, show_reply, config.log)
+        except NoPath as e:
+            for where, why in e.failures:
+                typer.echo(f"  {where}: {why}", err=True)
+            raise SessionError(str(e)) from None
+        if dialed.via == "relayed":
+            typer.echo(relay_note(dialed.address.removeprefix("relay ")), err=True)
+            config.resume_info.update(dialed.relayed)  # basilica resume meets there again
+        host_part, _, port_part = dialed.address.removeprefix("relay ").rpartition(":")
+        config.resume_info.update(address=host_part.strip("[]"), port=int(port_part))
+        config.pinned = dialed.host_key
+        dialed.framed.frame_timeout = config.timeouts.frame
+        try:
+            return await play_games(dialed.framed, False, config)
+        finally:
+            if config.games_begun and invite is not None:  # the seat was really taken: a game has a replay
+                used.claim(config.me.public, ident)
+
+    _run_peer(run, config, "", lambda e: "the invite's addresses did not answer")

@@ -1,0 +1,138 @@
+"""``basilica match`` and ``basilica tournament``: headless games between bots on this machine."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Optional
+
+import typer
+from rich.console import Console
+
+from ..engine import EngineError, Ruleset, default_manifest
+from ._common import SHUFFLE_HELP, Shuffle, fail, home_of, load_manifest_option, match_seed
+
+
+def match(
+    ctx: typer.Context,
+    p1: str = typer.Option("greedy", "--p1", help="Bot for player 1: random, greedy, mcts[:time=S], module:Class "
+                           "or cmd:PROGRAM (docs/bots.md)."),
+    p2: str = typer.Option("random", "--p2", help="Bot for player 2 (as --p1)."),
+    games: int = typer.Option(1, "--games", "-n", min=1, max=1_000_000, help="Number of games to play."),
+    seed: Optional[str] = typer.Option(None, "--seed", help="Any text; every game's seed is derived from it "
+                                       "(default '0', or random text when a cmd: bot plays)."),
+    ruleset: Ruleset = typer.Option(Ruleset.PORTAL2022.value, "--ruleset", case_sensitive=False,
+                                    help="classic (2010) or portal2022."),
+    festum: bool = typer.Option(False, "--festum", metavar="", help="Play with the Festum Fatuorum expansion (portal2022)."),
+    festum_removal: bool = typer.Option(False, "--festum-removal", metavar="", help="With --festum: remove 6 random tiles."),
+    manifest: Optional[Path] = typer.Option(None, "--manifest", help="Your own component manifest (JSON)."),
+    as_json: bool = typer.Option(False, "--json", metavar="", help="Print the summary and each game's result as JSON."),
+    replay_dir: Optional[Path] = typer.Option(
+        None, "--replay-dir", help="Write one signed, verifiable replay per game here (seeds then come from a "
+        "real commit-reveal between two local identities, so games differ from run to run)."),
+    show: bool = typer.Option(False, "--show", metavar="", help="Print each game's actions and scorings as it is played "
+                              "(with --json: add each game's moves to the JSON)."),
+    shuffle: Shuffle = typer.Option(Shuffle.COMMIT_REVEAL.value, "--shuffle", case_sensitive=False,
+                                    help=SHUFFLE_HELP + " With --replay-dir the replays are dealt by it (and "
+                                    "verify with 'deal audited'); without, a hidden deal is still played through "
+                                    "the whole protocol, into a temporary replay that is then deleted."),
+) -> None:
+    """Play headless games between two bots on this machine and summarise them.
+
+    The same arguments always give the same games and the same results (without --replay-dir).
+    """
+    from ..bots import BotSpecError
+    from ..match import MatchConfig, run_match
+
+    man = load_manifest_option(manifest)
+    try:
+        # Built-in names are case-blind; module:Class and cmd:PROGRAM keep their case.
+        p1, p2 = (b.strip() if ":" in b else b.strip().lower() for b in (p1, p2))
+        seed = match_seed(seed, [p1, p2])
+        config = MatchConfig(p1=p1, p2=p2, games=games, seed=seed, ruleset=ruleset,
+                             festum=festum, festum_removal=festum_removal, shuffle=shuffle.value)
+        identities = None
+        if replay_dir is not None:
+            from ..identity import IdentityError, local_identity
+
+            home = home_of(ctx)
+            try:
+                identities = (local_identity(home, "p1"), local_identity(home, "p2"))
+            except (IdentityError, OSError) as e:
+                raise fail(f"cannot make the local identities under {home}: {e}") from None
+        summary = run_match(config, man, progress=not as_json, log=show and not as_json, keep_moves=show and as_json,
+                            replay_dir=replay_dir, identities=identities)
+    except (BotSpecError, EngineError) as e:
+        raise fail(str(e)) from None
+    except OSError as e:
+        raise fail(f"cannot write replays to {replay_dir}: {e.strerror}") from None
+    if as_json:
+        typer.echo(json.dumps(summary.to_json(), indent=1))
+    else:
+        summary.render(Console(highlight=False))
+    if summary.interrupted:
+        raise typer.Exit(130)
+
+
+def tournament_cmd(
+    bots: str = typer.Option(..., "--bots", help="Comma-separated bots, e.g. random,greedy,mymod:MyBot."),
+    games: int = typer.Option(10, "--games", "-n", min=1, max=100_000, help="Games per pair of bots."),
+    jobs: int = typer.Option(2, "--jobs", "-j", min=1, max=64, help="Worker processes."),
+    seed: Optional[str] = typer.Option(None, "--seed", help="Any text; every game's seed is derived from it "
+                                       "(default '0', or random text when a cmd: bot plays)."),
+    ruleset: Ruleset = typer.Option(Ruleset.PORTAL2022.value, "--ruleset", case_sensitive=False,
+                                    help="classic (2010) or portal2022."),
+    festum: bool = typer.Option(False, "--festum", metavar="", help="Play with the festum expansion."),
+    out: Optional[Path] = typer.Option(None, "--out", help="Folder for tournament.json and standings.csv; "
+                                       "results already there are replaced (default: tournament-SEED, or "
+                                       "tournament-SEED-2, -3, ... if that holds an earlier run)."),
+    shuffle: Shuffle = typer.Option(Shuffle.COMMIT_REVEAL.value, "--shuffle", case_sensitive=False,
+                                    help=SHUFFLE_HELP + " A hidden deal plays each game through the whole protocol "
+                                    "(no replay is kept)."),
+) -> None:
+    """A round robin between bots in worker processes: wins, draws, losses, forfeits, Elo with 95% intervals.
+
+    The same arguments give the same results, whatever --jobs is.
+    Without --out a rerun never overwrites an earlier one: it goes to the next free folder, named in the last line.
+    """
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+    from rich.table import Table
+
+    from ..bots import BotSpecError, make_bot
+    from ..engine import Options
+    from ..tournament import OUTPUT_FILES, fresh_folder, run_tournament, save, standings
+
+    names = [b.strip() for b in bots.split(",") if b.strip()]
+    if len(names) < 2 or len(set(names)) != len(names):
+        raise fail("--bots needs at least two different bots, e.g. --bots random,greedy")
+    seed = match_seed(seed, names)
+    try:
+        for b in names:
+            make_bot(b, default_manifest(), 0)
+        options = Options(ruleset, festum)
+    except (BotSpecError, EngineError) as e:
+        raise fail(str(e)) from None
+    console = Console(highlight=False)
+    with Progress(TextColumn("games"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
+                  console=Console(stderr=True), transient=True) as bar:
+        task = bar.add_task("games", total=len(names) * (len(names) - 1) // 2 * games)
+        results = run_tournament(names, games, seed, options, jobs,
+                                 on_progress=lambda done, total: bar.update(task, completed=done),
+                                 shuffle=shuffle.value)
+    table_rows = standings(names, results)
+    table = Table(title=f"round robin, {games} games per pair, seed {seed!r}, dealt by {shuffle.value}",
+                  show_edge=False)
+    for col in ("bot", "games", "wins", "draws", "losses", "forfeits", "Elo", "95% interval"):
+        table.add_column(col, justify="left" if col == "bot" else "right")
+    for s in table_rows:
+        table.add_row(s.bot, str(s.games), str(s.wins), str(s.draws), str(s.losses), str(s.forfeits), f"{s.elo:.0f}",
+                      f"{s.elo_low:.0f} to {s.elo_high:.0f}")
+    console.print(table)
+    folder = out if out is not None else fresh_folder(Path(f"tournament-{seed}"))
+    replaced = out is not None and any((out / name).exists() for name in OUTPUT_FILES)
+    try:
+        json_path, csv_path = save(folder, names, games, seed, options, results, table_rows, shuffle.value)
+    except OSError as e:
+        raise fail(f"cannot write the results to {folder}: {e.strerror or e}", code=1) from None
+    note = " (replacing the results of an earlier run)" if replaced else ""
+    console.print(f"saved {json_path} and {csv_path}{note}")

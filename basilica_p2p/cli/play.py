@@ -1,0 +1,336 @@
+"""Playing a game: ``play`` (against a bot here), ``host`` and ``join`` (over the network),
+``resume`` and ``demo``."""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from ..engine import EngineError, Ruleset, default_manifest
+from ._common import (
+    NET_HELP, OPT_BOT, OPT_FESTUM, OPT_FRAME, OPT_HANDSHAKE, OPT_IDLE, OPT_KEEP, OPT_MANIFEST, OPT_MOVE,
+    OPT_NET_SHUFFLE, OPT_PING, OPT_REMOVAL, OPT_REPLAY_DIR, OPT_RULESET, _report_games, _run_trio, bot_label,
+    fail, home_of, load_manifest_option, load_manifests, user_identity,
+)
+from ._peer import (
+    WORMHOLE_CODE, _code_options, _host_hint, _host_with_invite, _internet_options, _join_with_invite,
+    _net_options, _run_peer,
+)
+
+
+def host_cmd(
+    ctx: typer.Context,
+    port: int = typer.Option(7431, "--port", min=0, max=65535, help="TCP port to listen on (0: any free port)."),
+    bind: str = typer.Option("0.0.0.0", "--bind", help="Address to listen on (0.0.0.0: every interface)."),
+    games: int = typer.Option(1, "--games", "-n", min=1, max=10_000, help="Games to play on this connection; "
+                              "seats alternate."),
+    bot: Optional[str] = OPT_BOT,
+    ruleset: Ruleset = OPT_RULESET,
+    festum: bool = OPT_FESTUM,
+    festum_removal: bool = OPT_REMOVAL,
+    manifest: Optional[Path] = OPT_MANIFEST,
+    replay_dir: Optional[Path] = OPT_REPLAY_DIR,
+    handshake_timeout: float = OPT_HANDSHAKE,
+    idle_timeout: float = OPT_IDLE,
+    ping_interval: float = OPT_PING,
+    frame_timeout: float = OPT_FRAME,
+    move_time: Optional[float] = OPT_MOVE,
+    keep_session: bool = OPT_KEEP,
+    shuffle: str = OPT_NET_SHUFFLE,
+    no_invite: bool = typer.Option(False, "--no-invite", metavar="", help=NET_HELP["no_invite"]),
+    stun: Optional[list[str]] = typer.Option(None, "--stun", metavar="HOST:PORT", help=NET_HELP["stun"]),
+    no_stun: bool = typer.Option(False, "--no-stun", metavar="", help=NET_HELP["no_stun"]),
+    port_mapping: str = typer.Option("auto", "--port-mapping", metavar="[auto|pcp|natpmp|upnp|off]",
+                                     help=NET_HELP["port_mapping"]),
+    invite_ttl: int = typer.Option(600, "--invite-ttl", min=10, max=7 * 24 * 3600, help=NET_HELP["invite_ttl"]),
+    code: bool = typer.Option(False, "--code", metavar="", help=NET_HELP["host_code"]),
+    mailbox: Optional[str] = typer.Option(None, "--mailbox", metavar="URL", help=NET_HELP["mailbox"]),
+    relay: Optional[str] = typer.Option(None, "--relay", metavar="HOST:PORT", help=NET_HELP["relay"]),
+    no_relay: bool = typer.Option(False, "--no-relay", metavar="", help=NET_HELP["no_relay"]),
+) -> None:
+    """Wait for a peer to join, then play. Prints where it listens and an invite to paste to the other player.
+
+    The invite ('basilica join bas1:...') carries this side's key and the addresses where it may be
+    reached, including a port mapped on the router and the public address a STUN server sees; only its
+    holder can take the seat. If the joiner prints a reply code ('bas1r:...'), paste it here and both
+    sides punch a hole through their routers.
+
+    Without --bot you play under your identity, made on first use and named after your login name.
+    'basilica id rename NAME' changes the name the other player sees.
+    """
+    from ..net import peer as net_peer
+
+    config = _net_options(bot, ruleset, festum, festum_removal, manifest, replay_dir, handshake_timeout,
+                          idle_timeout, ping_interval, frame_timeout, move_time, ctx, "host", games,
+                          keep_session=keep_session, shuffle=shuffle)
+    assert config.resume_info is not None
+    config.resume_info["address"] = bind
+    if not no_invite:
+        internet = _internet_options(stun, no_stun, port_mapping, invite_ttl, handshake_timeout)
+        coded = _code_options(mailbox, relay, no_relay) if code else None
+        _run_peer(lambda: _host_with_invite(bind, port, config, internet, coded), config, f" ({bind}:{port})",
+                  _host_hint(bind, port))
+        return
+    if code:
+        raise fail("--code needs an invite: leave out --no-invite")
+
+    def ready(address: str, actual: int) -> None:
+        typer.echo(f"listening on {address}:{actual}", err=False)
+        if address in ("0.0.0.0", "::"):
+            typer.echo(f"(every interface: the joiner uses this machine's address, e.g. 127.0.0.1:{actual} "
+                       "on this machine)", err=True)
+        sys.stdout.flush()
+
+    _run_peer(lambda: net_peer.host(bind, port, config, ready), config, f" ({bind}:{port})", _host_hint(bind, port))
+
+
+def join_cmd(
+    ctx: typer.Context,
+    address: Optional[str] = typer.Argument(None, help="The invite the host printed (bas1:...), its short code "
+                                            "(7-crossover-clockwork), or the host as HOST:PORT (e.g. "
+                                            "192.168.1.20:7431) for a host started with --no-invite."),
+    bot: Optional[str] = OPT_BOT,
+    ruleset: Ruleset = OPT_RULESET,
+    festum: bool = OPT_FESTUM,
+    festum_removal: bool = OPT_REMOVAL,
+    manifest: Optional[Path] = OPT_MANIFEST,
+    replay_dir: Optional[Path] = OPT_REPLAY_DIR,
+    handshake_timeout: float = OPT_HANDSHAKE,
+    idle_timeout: float = OPT_IDLE,
+    ping_interval: float = OPT_PING,
+    frame_timeout: float = OPT_FRAME,
+    move_time: Optional[float] = OPT_MOVE,
+    keep_session: bool = OPT_KEEP,
+    shuffle: str = OPT_NET_SHUFFLE,
+    stun: Optional[list[str]] = typer.Option(None, "--stun", metavar="HOST:PORT", help=NET_HELP["stun"]),
+    no_stun: bool = typer.Option(False, "--no-stun", metavar="", help=NET_HELP["no_stun"]),
+    connect_timeout: float = typer.Option(60.0, "--connect-timeout", min=1.0, max=3600.0,
+                                          help=NET_HELP["connect_timeout"]),
+    code: Optional[str] = typer.Option(None, "--code", metavar="CODE", help=NET_HELP["join_code"]),
+    mailbox: Optional[str] = typer.Option(None, "--mailbox", metavar="URL", help=NET_HELP["mailbox"]),
+    relay: Optional[str] = typer.Option(None, "--relay", metavar="HOST:PORT", help=NET_HELP["relay"]),
+    no_relay: bool = typer.Option(False, "--no-relay", metavar="", help=NET_HELP["no_relay"]),
+) -> None:
+    """Connect to a host and play as many games as the host starts.
+
+    With an invite, every address in it is tried at once and the host's key is checked against the one
+    the invite pins. If none answers within a few seconds, this side prints a reply code for the host to
+    paste, and both sides punch a hole through their routers.
+
+    Without --bot you play under your identity, made on first use and named after your login name.
+    'basilica id rename NAME' changes the name the other player sees.
+    """
+    from ..net import peer as net_peer
+
+    wormhole_code = code or (address if address and WORMHOLE_CODE.match(address) else None)
+    if wormhole_code is not None or (address and re.match(r"\s*bas\d+r?:", address, re.IGNORECASE)):
+        _join_with_invite(ctx, wormhole_code or address, bot, ruleset, festum, festum_removal, manifest, replay_dir,
+                          handshake_timeout, idle_timeout, ping_interval, frame_timeout, move_time, keep_session,
+                          shuffle, _internet_options(stun, no_stun, "off", 600, handshake_timeout, connect_timeout),
+                          _code_options(mailbox, relay, no_relay) if wormhole_code is not None else None)
+        return
+    if address is None:
+        raise fail("give the invite (bas1:...), a code (--code 7-word-word) or the host's HOST:PORT")
+    host_part, sep, port_part = address.rpartition(":")
+    if not sep or not port_part.isdigit() or not 0 < int(port_part) < 65536 or not host_part:
+        raise fail(f"{address!r} is not HOST:PORT")
+    config = _net_options(bot, ruleset, festum, festum_removal, manifest, replay_dir, handshake_timeout,
+                          idle_timeout, ping_interval, frame_timeout, move_time, ctx, "join",
+                          keep_session=keep_session, shuffle=shuffle)
+    assert config.resume_info is not None
+    config.resume_info.update(address=host_part.strip("[]"), port=int(port_part))
+    _run_peer(lambda: net_peer.join(host_part.strip("[]"), int(port_part), config), config, f" ({address})")
+
+
+def play_cmd(
+    ctx: typer.Context,
+    vs: str = typer.Option("mcts", "--vs", help="The bot you play against: random, greedy, mcts[:time=S], "
+                           "module:Class or cmd:PROGRAM."),
+    seat: int = typer.Option(1, "--seat", min=1, max=2, help="Play as player 1 or 2 (who starts comes from the seed)."),
+    ruleset: Ruleset = typer.Option(Ruleset.PORTAL2022.value, "--ruleset", case_sensitive=False,
+                                    help="classic (2010) or portal2022."),
+    festum: bool = typer.Option(False, "--festum", metavar="", help="Play with the festum expansion."),
+    festum_removal: bool = typer.Option(False, "--festum-removal", metavar="", help="With --festum: remove 6 tiles."),
+    manifest: Optional[Path] = typer.Option(None, "--manifest", help="Your own component manifest (JSON)."),
+    replay_dir: Optional[Path] = typer.Option(None, "--replay-dir", help="Where the replay goes (default: the "
+                                              "replays folder under --home)."),
+) -> None:
+    """Play a game against a bot in this terminal; the game is saved as a verifiable replay.
+
+    Type actions in notation (Tab completes) or their number; 'help' lists the commands. Quitting is a forfeit.
+    You play under your identity, made on first use and named after your login name ('basilica id rename NAME').
+    """
+    from ..bots import BotSpecError, make_bot
+    from ..engine import Options
+    from ..identity import IdentityError, local_identity
+    from ..replay.verify import known_manifests, verify_file
+    from ..tui import TerminalPlayer, play_local
+
+    import os
+
+    home = home_of(ctx)
+    man = load_manifest_option(manifest)
+    try:
+        options = Options(ruleset, festum, festum_removal)
+        bot = make_bot(vs, man, int.from_bytes(os.urandom(8), "big"))
+    except (BotSpecError, EngineError) as e:
+        raise fail(str(e)) from None
+    try:
+        me = user_identity(home)
+        label = bot_label(vs)
+        them = local_identity(home, "bot-play", label if label != me.name else f"{label}-bot")
+    except (IdentityError, OSError) as e:
+        raise fail(f"identity: {e}") from None
+    person = TerminalPlayer(me.name, manifest=man)
+    try:
+        result = play_local(person, bot, (me, them), seat - 1, man, options, replay_dir or home / "replays")
+    except OSError as e:
+        raise fail(f"cannot write the replay: {e.strerror or e}", code=1) from None
+    finally:
+        from ..bots import close_bot
+
+        close_bot(bot)
+    g = result.game
+    if result.forfeit is not None:
+        typer.echo(f"{result.forfeit}: player {2 - result.forfeit.player} wins by forfeit")
+    else:
+        typer.echo(f"final score {g.scores[0]}-{g.scores[1]} ({g.end_reason})")
+    verdict = verify_file(result.replay, {**known_manifests(), man.hash: man})
+    typer.echo(verdict.line())
+    if not verdict.ok:
+        raise typer.Exit(1)
+
+
+def demo_cmd(
+    replay_dir: Path = typer.Option(Path("basilica-demo"), "--replay-dir", help="Where both sides' replays go."),
+    host_bot: str = typer.Option("greedy", "--host-bot", help="The host's bot."),
+    join_bot: str = typer.Option("random", "--join-bot", help="The joiner's bot."),
+    ruleset: Ruleset = typer.Option(Ruleset.PORTAL2022.value, "--ruleset", case_sensitive=False,
+                                    help="classic (2010) or portal2022."),
+    festum: bool = typer.Option(False, "--festum", metavar="", help="Play with the festum expansion."),
+    boards: bool = typer.Option(True, "--boards/--no-boards", help="Show the board after every turn."),
+) -> None:
+    """Watch a whole networked game: a host and a joiner (two bots, two identities) over loopback TCP.
+
+    Both sides run the real network code with their own engine and replay; at the end both replays are verified.
+    """
+    from ..bots import BotSpecError, make_bot
+    from ..engine import Options
+    from ..net.demo import run_demo
+    from ..net.session import SessionError
+    from ..render import render_board
+    from ..replay.verify import verify_file
+
+    try:
+        for b in (host_bot, join_bot):
+            make_bot(b, default_manifest(), 0)
+        options = Options(ruleset, festum)
+    except (BotSpecError, EngineError) as e:
+        raise fail(str(e)) from None
+    try:
+        host_report, join_report = run_demo(replay_dir, (host_bot, join_bot), options, boards, typer.echo)
+    except SessionError as e:
+        raise fail(str(e), code=1) from None
+    except OSError as e:
+        raise fail(f"demo: {e.strerror or e}", code=1) from None
+    o = host_report.outcome
+    names = (join_report.peer, host_report.peer)  # each side's report names the other one
+    if host_report.seat == 1:
+        names = names[::-1]
+    typer.echo(render_board(host_report.game, names))
+    typer.echo(f"game over ({o.end}): {names[0]} {o.scores[0]} - {o.scores[1]} {names[1]}")
+    typer.echo("verifying both replays:")
+    ok = True
+    for report in (host_report, join_report):
+        v = verify_file(report.replay)
+        ok = ok and v.ok
+        typer.echo("  " + v.line())
+    same = host_report.replay.read_bytes() == join_report.replay.read_bytes()
+    typer.echo(f"  both sides hold the same records: {'yes' if same else 'NO'}")
+    if not (ok and same):
+        raise typer.Exit(1)
+
+
+def resume_cmd(
+    ctx: typer.Context,
+    replay: Path = typer.Argument(..., help="The replay of the unfinished game (its .session file must be next to it)."),
+    window: float = typer.Option(120.0, "--window", min=0.1, help="Seconds to wait for the peer to come back; "
+                                 "past it the peer loses by forfeit."),
+    bot: Optional[str] = typer.Option(None, "--bot", help="Override the bot that played this side."),
+    handshake_timeout: float = OPT_HANDSHAKE,
+    idle_timeout: float = OPT_IDLE,
+    ping_interval: float = OPT_PING,
+    frame_timeout: float = OPT_FRAME,
+    move_time: Optional[float] = OPT_MOVE,
+    keep_session: bool = OPT_KEEP,
+) -> None:
+    """Reconnect after a crash or a dropped connection and finish the game.
+
+    Run it on both sides: the host listens again on its port, the joiner dials again. Play goes on
+    from the last message both hold; no move is lost or applied twice.
+    """
+    import os as _os
+
+    from ..bots import BotSpecError, make_bot
+    from ..identity import IdentityError, load_identity, local_identity
+    from ..tui import TerminalPlayer
+    from ..net.resume import Rendezvous, resume
+    from ..net.session import SessionError, Timeouts, sidecar_path
+    from ..replay.file import ReplayError
+
+    side_file = sidecar_path(replay)
+    try:
+        info = json.loads(side_file.read_text(encoding="utf-8"))
+        role, address, port = info["role"], info["address"], int(info["port"])
+        if role not in ("host", "join") or not isinstance(address, str):
+            raise ValueError
+    except OSError:
+        raise fail(f"no session file {side_file}: only games played with host or join can be resumed") from None
+    except (ValueError, KeyError, TypeError):
+        raise fail(f"{side_file} is damaged") from None
+    root = ctx.find_root().obj
+    home = Path(root) if root else Path(info.get("home") or home_of(ctx))
+    manifests = load_manifests([Path(info["manifest"])] if info.get("manifest") else [])
+    spec = bot or info.get("bot")
+    try:
+        if info.get("identity") == "user":
+            me = load_identity(home)
+        else:
+            me = local_identity(home, str(info.get("identity")), str(info.get("name") or "bot"))
+        agent = make_bot(spec, default_manifest(), int.from_bytes(_os.urandom(8), "big")) if spec else TerminalPlayer(me.name)
+    except (IdentityError, BotSpecError) as e:
+        raise fail(str(e)) from None
+    if idle_timeout <= ping_interval:
+        raise fail("--idle-timeout must be longer than --ping-interval")
+    if move_time is None and isinstance(info.get("move_time"), (int, float)):
+        move_time = float(info["move_time"])  # the limit the game was started with still holds
+    timeouts = Timeouts(handshake_timeout, ping_interval, idle_timeout, frame_timeout, move_time)
+    relay = info.get("relay")
+    if isinstance(relay, list) and len(relay) == 2 and isinstance(relay[0], str) and isinstance(relay[1], int):
+        try:
+            key = bytes.fromhex(str(info.get("relay_key", "")))
+        except ValueError:
+            key = b""
+        if len(key) != 32:
+            raise fail(f"{side_file}: the relay key of this relayed game is missing or damaged", code=1)
+        where = Rendezvous(role == "host", address, port, (relay[0], relay[1]), key)
+    else:
+        where = Rendezvous(role == "host", address, port)
+    try:
+        report = _run_trio(lambda: resume(replay, me, manifests, agent, where, timeouts, window,
+                                          log=lambda m: typer.echo(m, err=True),
+                                          on_move=agent.notify if isinstance(agent, TerminalPlayer) else None,
+                                          keep_session=keep_session),
+                           lambda: replay)
+    except ReplayError as e:
+        raise fail(f"{replay}: {e}", code=1) from None
+    except SessionError as e:
+        raise fail(str(e), code=1) from None
+    except OSError as e:
+        raise fail(f"network: {e.strerror or e}", code=1) from None
+    _report_games([report], me.name)

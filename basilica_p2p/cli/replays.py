@@ -1,0 +1,197 @@
+"""``basilica verify`` and ``basilica replay``: checking replays and looking into them."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from ._common import fail, load_manifests
+
+
+replay_app = typer.Typer(help="Look into replay files: the game move by move, as JSON, or as a web page.",
+                         no_args_is_help=True)
+
+
+def verify(
+    files: list[Path] = typer.Argument(None, metavar="FILE...", show_default=False,
+                                       help="Replay files to check, and evidence files to confirm."),
+    as_json: bool = typer.Option(False, "--json", metavar="", help="Print one JSON verdict per file, as a list."),
+    manifest: list[Path] = typer.Option([], "--manifest", metavar="FILE", help="A manifest the games may use (repeatable)."),
+    evidence: Optional[Path] = typer.Option(
+        None, "--evidence", metavar="FILE",
+        help="With replay files: if two files of one game hold two histories signed by one key, write the "
+        "proof to FILE (which must not exist). Alone: FILE is such a proof; confirm it."),
+) -> None:
+    """Check replays end to end: signatures, hash chain, commit-reveal, every action, every state hash, the result.
+
+    Files of one game are also checked against each other: they must agree, or one be a prefix of the other. Where two part, every key that signed records on both branches is named: proof of cheating.
+
+    Evidence files (written by --evidence or by a live game) are recognised and confirmed.
+
+    Needs no private key and no network. Exit 0 if every replay is a valid, finished game, the replays of each game agree and every evidence file is confirmed; 1 otherwise.
+    """
+    from ..replay.evidence import check_evidence, is_evidence_file
+    from ..replay.forks import find_forks
+    from ..replay.verify import verify_file
+
+    files = list(files or [])
+    proofs = [p for p in files if is_evidence_file(p)]
+    replays = [p for p in files if p not in proofs]
+    if evidence is not None and (not replays or is_evidence_file(evidence)):
+        proofs.append(evidence)  # alone, or an existing proof: confirm it, never overwrite it
+        evidence = None
+    if not files and not proofs:
+        raise fail("name the replay files to check (or an evidence file)")
+    if evidence is not None and (evidence.exists() or evidence.is_symlink()):
+        raise fail(f"{evidence} already exists; the proof is written only to a new file")
+    manifests = load_manifests(manifest)
+    verdicts = [verify_file(path, manifests) for path in replays]
+    forks = find_forks(verdicts)
+    confirmations = [check_evidence(path) for path in proofs]
+    written = None
+    proven = [f for f in forks if f.signed_both]
+    if evidence is not None and proven:
+        from ..safefile import create_new
+
+        try:
+            create_new(evidence, proven[0].evidence())
+        except OSError as e:
+            raise fail(f"cannot write {evidence}: {e.strerror}") from None
+        written = evidence
+    if as_json:
+        out: list[dict[str, object]] = []
+        for v in verdicts:
+            d = v.to_json()
+            d["conflicts"] = [dict(f.to_json(), evidence=str(written) if written and f is proven[0] else None)
+                              for f in forks if v in (f.a, f.b)]
+            out.append(d)
+        out += [{"path": r.path, "evidence": True, "confirmed": r.ok, "message": r.message} for r in confirmations]
+        typer.echo(json.dumps(out, indent=1))
+    else:
+        for v in verdicts:
+            typer.echo(v.line(), err=not v.ok)
+        for f in forks:
+            typer.echo(f"conflict: {f.line()}", err=True)
+        for r in confirmations:
+            typer.echo(r.line(), err=not r.ok)
+        if written is not None:
+            accused = proven[0].signed_both[0]
+            who = f"player {accused.seat + 1} ({accused.name})" if accused.seat is not None else "the key"
+            typer.echo(f"evidence against {who} written to {written}; anyone can confirm it with "
+                       f"'basilica verify --evidence {written}'")
+        elif evidence is not None:
+            why = "no key signed both histories" if forks else "the files of each game agree"
+            typer.echo(f"no evidence written: {why}", err=True)
+    if not all(v.ok for v in verdicts) or forks or not all(r.ok for r in confirmations):
+        raise typer.Exit(1)
+
+
+def _walk(path: Path, manifest: list[Path]):  # type: ignore[no-untyped-def]
+    from ..replay.file import ReplayError
+    from ..replay.show import walk
+
+    try:
+        return walk(path, load_manifests(manifest))
+    except ReplayError as e:
+        raise fail(f"{path}: {e}") from None
+
+
+@replay_app.command("show")
+def replay_show(
+    file: Path = typer.Argument(..., help="A replay file."),
+    at: Optional[int] = typer.Option(None, "--at", min=0, help="Also print the board after move N (0: the start)."),
+    boards: bool = typer.Option(False, "--boards", metavar="", help="Print the board after every turn."),
+    manifest: list[Path] = typer.Option([], "--manifest", metavar="FILE", help="The manifest the game uses, if not the default."),
+) -> None:
+    """Print the game move by move in notation, with every scoring's breakdown."""
+    from ..render import render_board, render_scoring
+
+    w = _walk(file, manifest)
+    h = w.replay.header
+    from ..describe import describe_shuffle
+
+    typer.echo(f"{h.players[0][1]} (player 1) vs {h.players[1][1]} (player 2), {h.ruleset}"
+               f"{' + festum' if h.festum else ''}, game {h.game.hex()[:16]}")
+    typer.echo(f"stack {describe_shuffle(h.shuffle)}")
+    if at is not None and at > len(w.moves):
+        raise fail(f"--at {at}: the replay has {len(w.moves)} move{'' if len(w.moves) == 1 else 's'}")
+    names = (h.players[0][1], h.players[1][1])
+    width = max(len(n) for n in names)
+    if at == 0 and w.start is not None:
+        typer.echo(render_board(w.start, names))
+    scorings = 0
+    for i, m in enumerate(w.moves, start=1):
+        typer.echo(f"{i:>4}. turn {m.turn:>2}  {names[m.player]:<{width}}  {m.action}")
+        for e in m.events:
+            if e.kind == "scoring":
+                scorings += 1
+                typer.echo(render_scoring(m.game.scoring_log[scorings - 1], scorings, names))
+            elif e.kind != "game-over":
+                typer.echo(f"        {e.detail}")
+        turn_ends = i == len(w.moves) or w.moves[i].turn != m.turn
+        if at == i or (boards and turn_ends):
+            typer.echo(render_board(m.game, names))
+    if w.error:
+        raise fail(f"the replay stops verifying at {w.error}", code=1)
+    o = w.outcome
+    if o is None:
+        typer.echo("the game is not finished")
+    elif o.end == "forfeit":
+        loser = 1 - (o.winner or 0)
+        typer.echo(f"{names[loser]} (player {loser + 1}) forfeited: {o.reason}")
+    else:
+        typer.echo(f"game over ({o.end}): {names[0]} {o.scores[0]} - {o.scores[1]} {names[1]}")
+
+
+@replay_app.command("export")
+def replay_export(
+    file: Path = typer.Argument(..., help="A replay file."),
+    fmt: str = typer.Option("json", "--format", help="Output format (json)."),
+    out: Optional[Path] = typer.Option(None, "--output", "-o", help="Write here instead of standard output."),
+    manifest: list[Path] = typer.Option([], "--manifest", metavar="FILE", help="The manifest the game uses, if not the default."),
+) -> None:
+    """Write the game as plain JSON: header, moves in notation, per-move state hashes, result."""
+    from ..replay.show import export_json
+
+    if fmt != "json":
+        raise fail(f"unknown format {fmt!r} (json is the only one)")
+    w = _walk(file, manifest)
+    text = json.dumps(export_json(w), indent=1) + "\n"
+    if out is None:
+        typer.echo(text, nl=False)
+    else:
+        from ..safefile import write_atomically
+
+        try:
+            write_atomically(out, text)
+        except OSError as e:
+            raise fail(f"cannot write {out}: {e.strerror}") from None
+
+
+@replay_app.command("html")
+def replay_html(
+    file: Path = typer.Argument(..., help="A replay file."),
+    out: Optional[Path] = typer.Option(None, "--output", "-o",
+                                       help="The page to write (default: the replay's name with .html, here)."),
+    manifest: list[Path] = typer.Option([], "--manifest", metavar="FILE", help="The manifest the game uses, if not the default."),
+) -> None:
+    """Write one self-contained HTML page that steps through the game (buttons and arrow keys).
+
+    The replay is verified first; a file that does not verify gives one error line, exit status 1, and no page.
+    The page needs no network and no other file: open it in any browser.
+    """
+    from ..replay.html import OutputError, ViewerError, write_viewer
+
+    manifests = load_manifests(manifest)
+    target = out if out is not None else Path(file.name).with_suffix(".html")
+    try:
+        data = write_viewer(file, target, manifests)
+    except OutputError as e:
+        raise fail(str(e)) from None
+    except ViewerError as e:
+        raise fail(f"{file}: {e}", code=1) from None
+    steps = len(data["steps"]) - 1 if data["steps"] else 0
+    typer.echo(f"{target}: {steps} move{'' if steps == 1 else 's'}, {data['result']['text']}")
