@@ -111,7 +111,35 @@ async def test_garbage_silence_and_wrong_proofs_are_dropped_and_the_host_keeps_l
     assert result["admitted"].joiner_key == BOB.public  # type: ignore[attr-defined]
     assert sum("did not prove the invite" in line for line in log) == 2, log  # a wrong MAC, a copied one
     assert any("failed the invite handshake" in line for line in log), log  # the HTTP request
-    assert any("did not knock within 0.5 s" in line for line in log), log
+    assert any("did not knock and sit within 0.5 s" in line for line in log), log
+
+
+async def test_a_knock_whose_seated_answer_is_lost_leaves_the_seat_for_the_next_try(tmp_path: Path) -> None:
+    """A router that forgets a punched connection half-way loses the host's 'seated': the joiner
+    never sits there, and its next connection must still find the seat free (CI saw the old
+    seat-at-knock gate refuse it, or both sides wait for a hello that never came)."""
+    from basilica_p2p.net.invite import knock_mac
+
+    listener, port, invite = await _door()
+    log = Log()
+    result: dict[str, object] = {}
+    with trio.fail_after(30):
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(_admit_into, result, listener, invite, log, GateLimits(handshake_time=0.5))
+            lost = FramedStream(await _connect(port))
+            challenge = (await lost.receive()).control()
+            await lost.send_control("knock-seat", key=BOB.public,
+                                    mac=knock_mac(invite.secret, challenge["nonce"], ALICE.public, BOB.public),
+                                    via="punched")
+            assert (await lost.receive()).control()["t"] == "seated"
+            await lost.aclose()  # as if that answer never arrived: the joiner gives the connection up
+            dialed = await dial(invite, BOB, trio.current_time() + 10, times=QUICK)
+            ours = dialed.framed.stream.socket.getsockname()[1]  # type: ignore[attr-defined]
+            await dialed.framed.aclose()
+    admitted = result["admitted"]
+    assert admitted.joiner_key == BOB.public  # type: ignore[attr-defined]
+    assert admitted.peer.endswith(f":{ours}"), (admitted.peer, ours)  # type: ignore[attr-defined]
+    assert any("closed before it was seated" in line for line in log), log
 
 
 async def test_a_flood_of_half_open_connections_does_not_starve_the_joiner(tmp_path: Path) -> None:

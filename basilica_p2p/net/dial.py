@@ -26,6 +26,7 @@ from ..wire import ProtocolError
 from .framing import CONTROL, FramedStream, PeerClosed, PeerTimeout
 from .gate import challenge_signature_ok, describe_path
 from .invite import Candidate, Invite, knock_mac
+from .punch import abort
 
 
 class NoPath(Exception):
@@ -68,7 +69,7 @@ class Dialed:
 @dataclass
 class _Race:
     winner: Dialed | None = None
-    nonce: bytes = b""
+    me: bytes = b""  # our public key, which the knock names
     failures: dict[str, str] = field(default_factory=dict)  # address -> the last reason it failed
     impostors: dict[str, bytes] = field(default_factory=dict)  # address -> the key it presented
     tried: set[str] = field(default_factory=set)
@@ -152,14 +153,46 @@ async def _try_stream(stream: trio.SocketStream, via: str, address: str, invite:
     framed = FramedStream(stream, times.frame)
     try:
         nonce = await _challenge(framed, invite, address, race, times)
+        seated = nonce is not None and race.winner is None and await _knock(framed, nonce, invite, via, address,
+                                                                          race, times)
     except BaseException:  # cancelled: another way won, or the time is up
-        await trio.aclose_forcefully(stream)
+        await abort(stream)
         raise
-    if nonce is None or race.winner is not None:
-        await trio.aclose_forcefully(stream)
+    if not seated or race.winner is not None:
+        await abort(stream)  # the host's trial ends at once, and this port is free for the next punch
         return
-    race.winner, race.nonce = Dialed(framed, via, address), nonce
+    try:
+        await framed.send_control("sit")
+    except (PeerClosed, PeerTimeout) as e:
+        race.failures[address] = f"the host closed the connection as we sat down ({e})"
+        await abort(stream)
+        return
+    race.winner = Dialed(framed, via, address)
     race.done.set()
+
+
+async def _knock(framed: FramedStream, nonce: bytes, invite: Invite, via: str, address: str, race: _Race,
+                 times: DialTimes) -> bool:
+    """Knock and wait for the host to say we are seated: a connection counts only once both
+    directions have carried a message (a router can lose track of a punched one half-way)."""
+    mac = knock_mac(invite.secret, nonce, invite.key, race.me)
+    try:
+        await framed.send_control("knock-seat", key=race.me, mac=mac, via=via)
+        with trio.fail_after(times.challenge):
+            frame = await framed.receive()
+        msg = frame.control() if frame.kind == CONTROL else {"t": "a game message"}
+        if msg["t"] == "error":
+            race.failures[address] = f"the host said: {printable(msg['reason'], 200)}"
+            return False
+        if msg["t"] != "seated":
+            raise ProtocolError(f"it sent {msg['t']!r}, not seated")
+    except trio.TooSlowError:
+        race.failures[address] = f"the host did not seat us within {times.challenge:g} s of the knock"
+        return False
+    except (ProtocolError, PeerClosed, PeerTimeout) as e:
+        race.failures[address] = str(e) or type(e).__name__
+        return False
+    return True
 
 
 async def dial(invite: Invite, me: Identity, deadline: float, log: Callable[[str], None] = lambda s: None,
@@ -169,7 +202,7 @@ async def dial(invite: Invite, me: Identity, deadline: float, log: Callable[[str
 
     Raises :class:`ManInTheMiddle` if only impostors answered, :class:`NoPath` if nothing did.
     """
-    race = _Race(log=log)
+    race = _Race(me=me.public, log=log)
     candidates = list(invite.candidates)
 
     async def rounds(nursery: trio.Nursery) -> None:
@@ -209,13 +242,6 @@ async def dial(invite: Invite, me: Identity, deadline: float, log: Callable[[str
         raise NoPath("no way to the host worked", failures)
     winner = race.winner
     winner.host_key = invite.key
-    mac = knock_mac(invite.secret, race.nonce, invite.key, me.public)
-    try:
-        await winner.framed.send_control("knock", key=me.public, mac=mac, via=winner.via)
-    except (PeerClosed, PeerTimeout) as e:
-        await trio.aclose_forcefully(winner.framed.stream)
-        raise NoPath(f"the host at {winner.address} closed the connection before we could knock ({e})",
-                     [(winner.address, str(e))]) from None
     winner.others = sorted((a, race.failures.get(a, "no answer yet when another way connected"))
                            for a in race.tried if a != winner.address)
     log(f"connected: {winner.path}" + ("" if winner.via == "relayed" else f" ({winner.address})"))

@@ -32,7 +32,12 @@ CONTROL_SCHEMAS: dict[str, tuple[str, ...]] = {
     "bye": ("t",),
     # Before a game on an invite's connection (net/gate.py): the host's signed challenge, the joiner's proof.
     "challenge": ("t", "key", "nonce", "sig"),
-    "knock": ("t", "key", "mac", "via"),
+    "knock": ("t", "key", "mac", "via"),  # from joiners before 0.2: the seat is taken at once
+    # The joiner asks to be told it is seated, and sits only then: a stream counts once both
+    # directions have carried a message (INVITE-FORMAT.md section 4b).
+    "knock-seat": ("t", "key", "mac", "via"),
+    "seated": ("t",),
+    "sit": ("t",),
 }
 
 

@@ -3,10 +3,16 @@
 A port open to the internet is hit by scanners and bots.  With an invite
 (net/invite.py) the host listens until the invite's seat is taken or the
 invite expires, and every connection must first pass a short exchange of
-two control frames, before the host signs anything of a game:
+control frames, before the host signs anything of a game:
 
-    host -> joiner   challenge {key: host key, nonce: 32 fresh bytes, sig: Ed25519(host, TAG || nonce)}
-    joiner -> host   knock     {key: joiner key, mac: knock_mac(secret, nonce, host key, joiner key), via: kind}
+    host -> joiner   challenge  {key: host key, nonce: 32 fresh bytes, sig: Ed25519(host, TAG || nonce)}
+    joiner -> host   knock-seat {key: joiner key, mac: knock_mac(secret, nonce, host key, joiner key), via: kind}
+    host -> joiner   seated
+    joiner -> host   sit
+
+The seat is taken at ``sit``: a punched connection that a router broke
+half-way (one direction lost) then leaves the seat free for the joiner's
+next try instead of two sides waiting for a hello (INVITE-FORMAT.md 4b).
 
 The signature lets the joiner check, before it proves anything, that it
 speaks to the key pinned in the invite; the MAC proves that the joiner
@@ -35,6 +41,7 @@ from ..identity import Identity
 from ..wire import ProtocolError
 from .framing import CONTROL, FramedStream, PeerClosed, PeerTimeout
 from .invite import Invite, knock_mac
+from .punch import abort
 
 CHALLENGE_TAG = b"basilica-p2p/invite-challenge/v1\x00"
 
@@ -59,7 +66,7 @@ class GateClosed(Exception):
 @dataclass(frozen=True)
 class GateLimits:
     handshakes: int = 16  # trials at once; more connections are closed at once
-    handshake_time: float = 5.0  # seconds a connection has to knock
+    handshake_time: float = 5.0  # seconds a connection has to knock and sit
 
 
 @dataclass
@@ -107,7 +114,7 @@ async def _trial(stream: trio.SocketStream, me: Identity, invite: Invite, seat: 
     """One stranger's connection: challenge, knock, and either the seat or the door."""
     peer = _peer_text(stream)
     framed = FramedStream(stream, min(frame_timeout, limits.handshake_time))
-    admitted = False
+    admitted = told = False
     try:
         with trio.move_on_after(limits.handshake_time) as scope:
             nonce = os.urandom(32)
@@ -117,31 +124,42 @@ async def _trial(stream: trio.SocketStream, me: Identity, invite: Invite, seat: 
             if frame.kind != CONTROL:
                 raise ProtocolError("it sent a game message before knocking")
             msg = frame.control()
-            if msg["t"] != "knock":
+            if msg["t"] not in ("knock", "knock-seat"):
                 raise ProtocolError(f"it sent {msg['t']!r} instead of a knock")
             key, mac, via = msg["key"], msg["mac"], msg["via"]
             if not (isinstance(key, bytes) and len(key) == 32 and isinstance(mac, bytes) and len(mac) == 32
                     and isinstance(via, str) and len(via) <= 16):
                 raise ProtocolError("a malformed knock")
             if not hmac.compare_digest(knock_mac(invite.secret, nonce, me.public, key), mac):
+                told = True
                 await _tell(framed, "this connection does not hold the invite: refused")
                 log(f"a connection from {peer} did not prove the invite: dropped")
                 return
+            if msg["t"] == "knock-seat" and seat.taken is None:
+                # Seated only once the joiner answers: if our word is lost on the way (a
+                # router forgot a punched connection), the seat stays free for its next try.
+                await framed.send_control("seated")
+                frame = await framed.receive()
+                if frame.kind != CONTROL or frame.control()["t"] != "sit":
+                    raise ProtocolError("it did not sit down after being seated")
             if not seat.take(Admitted(framed, key, via if via in PATHS else "public", peer)):
+                told = True
                 await _tell(framed, "the invite's seat is taken already: ask the host for a new invite")
                 log(f"a second use of the invite from {peer}: refused")
                 return
             admitted = True
         if scope.cancelled_caught:
-            log(f"a connection from {peer} did not knock within {limits.handshake_time:g} s: dropped")
+            log(f"a connection from {peer} did not knock and sit within {limits.handshake_time:g} s: dropped")
     except PeerClosed:
         # Usually a joiner's attempt that lost its race to another address: not an attack.
-        log(f"a connection from {peer} closed before knocking")
+        log(f"a connection from {peer} closed before it was seated")
     except (ProtocolError, PeerTimeout, ValueError) as e:
         log(f"a connection from {peer} failed the invite handshake ({_short(e)}): dropped")
     finally:
-        if not admitted:
-            await framed.aclose()
+        if told:
+            await framed.aclose()  # let the reason arrive
+        elif not admitted:
+            await abort(stream)  # no TIME_WAIT on the shared port: the joiner's next punch may need it
 
 
 async def admit(
@@ -172,7 +190,7 @@ async def admit(
             finally:
                 trials.pop(number, None)
         if scope.cancelled_caught:
-            await trio.aclose_forcefully(stream)
+            await abort(stream)
 
     async def serve(listener: trio.SocketListener, nursery: trio.Nursery) -> None:
         while True:

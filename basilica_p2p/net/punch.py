@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import errno
 import socket
+import struct
 from collections.abc import Sequence
 
 import trio
@@ -35,6 +36,25 @@ def reusable(family: int, port: int, host: str = "") -> trio.socket.SocketType:
         sock.close()
         raise
     return sock
+
+
+async def abort(stream: trio.abc.Stream) -> None:
+    """Close a connection with a reset instead of a FIN, leaving no TIME_WAIT behind.
+
+    A side that closes normally keeps the connection's four addresses in TIME_WAIT for a
+    minute, and while it does, a punch from the same port to the same address cannot
+    connect (EADDRNOTAVAIL).  A punched connection that fails its handshake (a router
+    lost track of it mid-way) must leave the way free for the next punch: a reset does.
+    Unsent data is dropped, so a connection that still has something to say (an error
+    for the other side) is closed normally instead.
+    """
+    sock = getattr(stream, "socket", None)  # a relayed stream wraps one too
+    try:
+        if sock is not None:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+    except OSError:
+        pass  # already closed by the other side: nothing lingers
+    await trio.aclose_forcefully(stream)
 
 
 async def listen(host: str, port: int, backlog: int = 64) -> trio.SocketListener:
@@ -94,7 +114,7 @@ async def punch(local_port: int, targets: Sequence[tuple[str, int]],
                 try:
                     await send.send((got, shown))
                 except BaseException as e:  # nobody takes it (the other side won, or we were cancelled)
-                    await trio.aclose_forcefully(got)
+                    await abort(got)
                     if isinstance(e, (trio.BrokenResourceError, trio.ClosedResourceError)):
                         return
                     raise
