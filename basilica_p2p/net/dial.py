@@ -81,23 +81,33 @@ def _address(host: str, port: int) -> str:
     return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
 
 
-async def _challenge(framed: FramedStream, invite: Invite, address: str, race: _Race, times: DialTimes) -> bytes | None:
-    """Read the host's challenge; its nonce if it is signed by the invite's key, else None (reason noted)."""
+async def _expect(framed: FramedStream, t: str, address: str, race: _Race, times: DialTimes,
+                  late: str) -> dict[str, object] | None:
+    """The host's next control message if it is a ``t``; else None, with the reason noted
+    (``late`` when nothing came within the challenge time)."""
     try:
         with trio.fail_after(times.challenge):
             frame = await framed.receive()
         if frame.kind != CONTROL:
-            raise ProtocolError("it sent a game message, not a challenge (a host without this invite?)")
+            raise ProtocolError(f"it sent a game message, not {t} (a host without this invite?)")
         msg = frame.control()
         if msg["t"] == "error":
             raise ProtocolError(f"it said: {printable(msg['reason'], 200)}")
-        if msg["t"] != "challenge":
-            raise ProtocolError(f"it sent {msg['t']!r}, not a challenge")
+        if msg["t"] != t:
+            raise ProtocolError(f"it sent {msg['t']!r}, not {t}")
     except trio.TooSlowError:
-        race.failures[address] = f"no challenge within {times.challenge:g} s"
+        race.failures[address] = late
         return None
     except (ProtocolError, PeerClosed, PeerTimeout) as e:
         race.failures[address] = str(e) or type(e).__name__
+        return None
+    return msg
+
+
+async def _challenge(framed: FramedStream, invite: Invite, address: str, race: _Race, times: DialTimes) -> bytes | None:
+    """Read the host's challenge; its nonce if it is signed by the invite's key, else None (reason noted)."""
+    msg = await _expect(framed, "challenge", address, race, times, f"no challenge within {times.challenge:g} s")
+    if msg is None:
         return None
     key, nonce, sig = msg["key"], msg["nonce"], msg["sig"]
     if key != invite.key:
@@ -178,21 +188,11 @@ async def _knock(framed: FramedStream, nonce: bytes, invite: Invite, via: str, a
     mac = knock_mac(invite.secret, nonce, invite.key, race.me)
     try:
         await framed.send_control("knock-seat", key=race.me, mac=mac, via=via)
-        with trio.fail_after(times.challenge):
-            frame = await framed.receive()
-        msg = frame.control() if frame.kind == CONTROL else {"t": "a game message"}
-        if msg["t"] == "error":
-            race.failures[address] = f"the host said: {printable(msg['reason'], 200)}"
-            return False
-        if msg["t"] != "seated":
-            raise ProtocolError(f"it sent {msg['t']!r}, not seated")
-    except trio.TooSlowError:
-        race.failures[address] = f"the host did not seat us within {times.challenge:g} s of the knock"
+    except (PeerClosed, PeerTimeout) as e:
+        race.failures[address] = f"the host closed the connection before we could knock ({e})"
         return False
-    except (ProtocolError, PeerClosed, PeerTimeout) as e:
-        race.failures[address] = str(e) or type(e).__name__
-        return False
-    return True
+    late = f"the host did not seat us within {times.challenge:g} s of the knock"
+    return await _expect(framed, "seated", address, race, times, late) is not None
 
 
 async def dial(invite: Invite, me: Identity, deadline: float, log: Callable[[str], None] = lambda s: None,
