@@ -250,11 +250,14 @@ def test_an_unwritable_output_is_one_line(tmp_path: Path) -> None:
     assert "Traceback" not in p.stderr
 
 
-def test_the_default_output_is_the_replays_name_here(tmp_path: Path) -> None:
-    p = real_cli("replay", "html", str(SAMPLES[0]), cwd=tmp_path)
+def test_the_default_output_is_the_replays_name_in_the_pages_folder_under_home(tmp_path: Path) -> None:
+    home, here = tmp_path / "home", tmp_path / "here"
+    here.mkdir()
+    p = real_cli("--home", str(home), "replay", "html", str(SAMPLES[0]), cwd=here)
     assert p.returncode == 0, p.stderr
-    assert [x.name for x in tmp_path.iterdir()] == [f"{SAMPLES[0].stem}.html"]
-    assert embedded((tmp_path / f"{SAMPLES[0].stem}.html").read_text())["format"] == "basilica-replay-viewer/1"
+    assert [x.name for x in (home / "pages").iterdir()] == [f"{SAMPLES[0].stem}.html"]
+    assert list(here.iterdir()) == []
+    assert embedded((home / "pages" / f"{SAMPLES[0].stem}.html").read_text())["format"] == "basilica-replay-viewer/1"
 
 
 @pytest.fixture(scope="module")

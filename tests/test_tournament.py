@@ -98,18 +98,21 @@ def test_the_table_and_standings_csv_count_forfeits(tmp_path: Path) -> None:
 
 def test_a_rerun_never_overwrites_the_default_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
-    args = ["tournament", "--bots", "random,greedy", "--games", "1", "--jobs", "1", "--seed", "s"]
+    home = tmp_path / "home"
+    runs = home / "tournaments"
+    args = ["tournament", "--bots", "random,greedy", "--games", "1", "--jobs", "1", "--seed", "s", "--home", str(home)]
     first = runner.invoke(app, args)
     assert first.exit_code == 0, first.output
-    assert "saved tournament-s/tournament.json" in first.stdout and "replacing" not in first.stdout
-    marker = (tmp_path / "tournament-s" / "tournament.json").read_text()
+    assert f"saved {runs / 's' / 'tournament.json'}" in first.stdout and "replacing" not in first.stdout
+    marker = (runs / "s" / "tournament.json").read_text()
     second = runner.invoke(app, args)
     assert second.exit_code == 0, second.output
-    assert "saved tournament-s-2/tournament.json and tournament-s-2/standings.csv" in second.stdout, second.stdout
-    assert (tmp_path / "tournament-s" / "tournament.json").read_text() == marker
+    assert f"saved {runs / 's-2' / 'tournament.json'} and {runs / 's-2' / 'standings.csv'}" in second.stdout, second.stdout
+    assert (runs / "s" / "tournament.json").read_text() == marker
     third = runner.invoke(app, args)
-    assert "saved tournament-s-3/" in third.stdout, third.stdout
+    assert f"saved {runs / 's-3'}/" in third.stdout, third.stdout
+    assert [p.name for p in tmp_path.iterdir()] == ["home"]  # nothing in the current folder
     # an --out folder is the user's choice: replaced, and the output line says so
-    again = runner.invoke(app, [*args, "--out", "tournament-s"])
+    again = runner.invoke(app, [*args, "--out", str(runs / "s")])
     assert again.exit_code == 0, again.output
-    assert "saved tournament-s/tournament.json" in again.stdout and "replacing" in again.stdout, again.stdout
+    assert f"saved {runs / 's' / 'tournament.json'}" in again.stdout and "replacing" in again.stdout, again.stdout

@@ -1,5 +1,6 @@
 """What several commands share: one-line failures, the home directory, manifests, seeds and
-identities, running trio with Ctrl-C handled, and the option declarations host, join and resume reuse."""
+identities, running trio with Ctrl-C handled, where output goes, and the option declarations that
+several commands reuse (typer lets commands share one declaration: add a shared option here once)."""
 
 from __future__ import annotations
 
@@ -27,6 +28,17 @@ def home_of(ctx: typer.Context) -> Path:
 
     root = ctx.find_root()
     return home_dir(root.obj if root.obj else None)
+
+
+def output_folder(ctx: typer.Context, given: Optional[Path], default: str) -> Path:
+    """``given`` (-o / --replay-dir / --out), else the folder ``default`` under --home: nothing is
+    written to the current folder unless asked for."""
+    return given if given is not None else home_of(ctx) / default
+
+
+def say_where(what: str, path: Path) -> None:
+    """The one line each command prints about where it wrote (``replay: PATH``), for people and scripts."""
+    typer.echo(f"{what}: {path}")
 
 
 def load_manifests(paths: list[Path]) -> dict[str, Manifest]:
@@ -198,6 +210,7 @@ NET_HELP = {
     "bot": "Let a bot play: random, greedy, mcts[:time=S], module:Class or cmd:PROGRAM (docs/bots.md). "
            "Without it you play in the terminal (docs/playing.md).",
     "replay_dir": "Where this side's replays go (default: the replays folder under --home).",
+    "seed": "Any text; every game's seed is derived from it (default '0', or random text when a cmd: bot plays).",
     "handshake": "Seconds for the hellos to be exchanged.",
     "idle": "Seconds of silence (not even a keepalive) after which the peer is gone.",
     "ping": "Seconds between keepalives.",
@@ -228,14 +241,18 @@ NET_HELP = {
 }
 
 
-# Options shared by host, join and resume (typer lets commands share the declarations).
+# Options shared by several commands: play, host and join (and resume for the timeouts); match, tournament,
+# play and demo for the local ruleset and seed.
 OPT_BOT = typer.Option(None, "--bot", help=NET_HELP["bot"])
 OPT_RULESET = typer.Option(Ruleset.PORTAL2022.value, "--ruleset", case_sensitive=False,
                            help="classic (2010) or portal2022; both sides must agree.")
+OPT_LOCAL_RULESET = typer.Option(Ruleset.PORTAL2022.value, "--ruleset", case_sensitive=False,
+                                 help="classic (2010) or portal2022.")
+OPT_SEED = typer.Option(None, "--seed", help=NET_HELP["seed"])
 OPT_FESTUM = typer.Option(False, "--festum", metavar="", help="Play with the festum expansion.")
 OPT_REMOVAL = typer.Option(False, "--festum-removal", metavar="", help="With --festum: remove 6 tiles.")
 OPT_MANIFEST = typer.Option(None, "--manifest", help="Your own component manifest (JSON).")
-OPT_REPLAY_DIR = typer.Option(None, "--replay-dir", help=NET_HELP["replay_dir"])
+OPT_REPLAY_DIR = typer.Option(None, "--replay-dir", "-o", help=NET_HELP["replay_dir"])
 OPT_HANDSHAKE = typer.Option(20.0, "--handshake-timeout", min=0.1, help=NET_HELP["handshake"])
 OPT_IDLE = typer.Option(30.0, "--idle-timeout", min=0.1, help=NET_HELP["idle"])
 OPT_PING = typer.Option(5.0, "--ping-interval", min=0.05, help=NET_HELP["ping"])

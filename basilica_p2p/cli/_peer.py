@@ -11,7 +11,9 @@ from typing import Optional
 import typer
 
 from ..engine import EngineError, Ruleset
-from ._common import _report_games, _run_trio, bot_label, fail, home_of, load_manifest_option, user_identity
+from ._common import (
+    _report_games, _run_trio, bot_label, fail, home_of, load_manifest_option, output_folder, user_identity,
+)
 
 
 def _net_options(
@@ -63,8 +65,9 @@ def _net_options(
         return person
 
     timeouts = Timeouts(handshake_timeout, ping_interval, idle_timeout, frame_timeout, move_time)
-    config = PeerConfig(me, Settings(options, man, shuffle), agent_for, replay_dir or home / "replays", KnownPeers(home),
-                        timeouts, games, log=(lambda m: None) if quiet else (lambda m: typer.echo(m, err=True)),
+    config = PeerConfig(me, Settings(options, man, shuffle), agent_for, output_folder(ctx, replay_dir, "replays"),
+                        KnownPeers(home), timeouts, games,
+                        log=(lambda m: None) if quiet else (lambda m: typer.echo(m, err=True)),
                         on_move=person.notify if person is not None else None)
     config.resume_info = {
         "role": role, "identity": f"bot-{role}" if bot else "user", "name": me.name, "bot": bot,

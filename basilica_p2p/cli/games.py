@@ -10,7 +10,10 @@ import typer
 from rich.console import Console
 
 from ..engine import EngineError, Ruleset, default_manifest
-from ._common import SHUFFLE_HELP, Shuffle, fail, home_of, load_manifest_option, match_seed
+from ._common import (
+    OPT_FESTUM, OPT_LOCAL_RULESET, OPT_MANIFEST, OPT_SEED, SHUFFLE_HELP, Shuffle, fail, home_of, load_manifest_option,
+    match_seed, output_folder,
+)
 
 
 def match(
@@ -19,16 +22,14 @@ def match(
                            "or cmd:PROGRAM (docs/bots.md)."),
     p2: str = typer.Option("random", "--p2", help="Bot for player 2 (as --p1)."),
     games: int = typer.Option(1, "--games", "-n", min=1, max=1_000_000, help="Number of games to play."),
-    seed: Optional[str] = typer.Option(None, "--seed", help="Any text; every game's seed is derived from it "
-                                       "(default '0', or random text when a cmd: bot plays)."),
-    ruleset: Ruleset = typer.Option(Ruleset.PORTAL2022.value, "--ruleset", case_sensitive=False,
-                                    help="classic (2010) or portal2022."),
+    seed: Optional[str] = OPT_SEED,
+    ruleset: Ruleset = OPT_LOCAL_RULESET,
     festum: bool = typer.Option(False, "--festum", metavar="", help="Play with the Festum Fatuorum expansion (portal2022)."),
     festum_removal: bool = typer.Option(False, "--festum-removal", metavar="", help="With --festum: remove 6 random tiles."),
-    manifest: Optional[Path] = typer.Option(None, "--manifest", help="Your own component manifest (JSON)."),
+    manifest: Optional[Path] = OPT_MANIFEST,
     as_json: bool = typer.Option(False, "--json", metavar="", help="Print the summary and each game's result as JSON."),
     replay_dir: Optional[Path] = typer.Option(
-        None, "--replay-dir", help="Write one signed, verifiable replay per game here (seeds then come from a "
+        None, "--replay-dir", "-o", help="Write one signed, verifiable replay per game here (seeds then come from a "
         "real commit-reveal between two local identities, so games differ from run to run)."),
     show: bool = typer.Option(False, "--show", metavar="", help="Print each game's actions and scorings as it is played "
                               "(with --json: add each game's moves to the JSON)."),
@@ -75,17 +76,16 @@ def match(
 
 
 def tournament_cmd(
+    ctx: typer.Context,
     bots: str = typer.Option(..., "--bots", help="Comma-separated bots, e.g. random,greedy,mymod:MyBot."),
     games: int = typer.Option(10, "--games", "-n", min=1, max=100_000, help="Games per pair of bots."),
     jobs: int = typer.Option(2, "--jobs", "-j", min=1, max=64, help="Worker processes."),
-    seed: Optional[str] = typer.Option(None, "--seed", help="Any text; every game's seed is derived from it "
-                                       "(default '0', or random text when a cmd: bot plays)."),
-    ruleset: Ruleset = typer.Option(Ruleset.PORTAL2022.value, "--ruleset", case_sensitive=False,
-                                    help="classic (2010) or portal2022."),
-    festum: bool = typer.Option(False, "--festum", metavar="", help="Play with the festum expansion."),
-    out: Optional[Path] = typer.Option(None, "--out", help="Folder for tournament.json and standings.csv; "
-                                       "results already there are replaced (default: tournament-SEED, or "
-                                       "tournament-SEED-2, -3, ... if that holds an earlier run)."),
+    seed: Optional[str] = OPT_SEED,
+    ruleset: Ruleset = OPT_LOCAL_RULESET,
+    festum: bool = OPT_FESTUM,
+    out: Optional[Path] = typer.Option(None, "--out", "-o", help="Folder for tournament.json and standings.csv; "
+                                       "results already there are replaced (default: tournaments/SEED under "
+                                       "--home, or SEED-2, -3, ... if that holds an earlier run)."),
     shuffle: Shuffle = typer.Option(Shuffle.COMMIT_REVEAL.value, "--shuffle", case_sensitive=False,
                                     help=SHUFFLE_HELP + " A hidden deal plays each game through the whole protocol "
                                     "(no replay is kept)."),
@@ -128,11 +128,18 @@ def tournament_cmd(
         table.add_row(s.bot, str(s.games), str(s.wins), str(s.draws), str(s.losses), str(s.forfeits), f"{s.elo:.0f}",
                       f"{s.elo_low:.0f} to {s.elo_high:.0f}")
     console.print(table)
-    folder = out if out is not None else fresh_folder(Path(f"tournament-{seed}"))
+    folder = out if out is not None else fresh_folder(output_folder(ctx, None, "tournaments") / folder_name(seed))
     replaced = out is not None and any((out / name).exists() for name in OUTPUT_FILES)
     try:
         json_path, csv_path = save(folder, names, games, seed, options, results, table_rows, shuffle.value)
     except OSError as e:
         raise fail(f"cannot write the results to {folder}: {e.strerror or e}", code=1) from None
     note = " (replacing the results of an earlier run)" if replaced else ""
-    console.print(f"saved {json_path} and {csv_path}{note}")
+    typer.echo(f"saved {json_path} and {csv_path}{note}")  # one line: rich would wrap a long path
+
+
+def folder_name(seed: str) -> str:
+    """The seed as one folder name: any text may be a seed, but '../x' or 'a/b' must not leave tournaments/."""
+    import re
+
+    return re.sub(r"[^\w.-]", "-", seed).strip(".")[:80] or "seed"

@@ -27,28 +27,18 @@ def id_new(
 
     host, join and play make one on first use, named after your login name.
     """
-    from ..identity import IdentityError, create_identity, default_name
+    from ..identity import create_identity, default_name
 
-    home = home_of(ctx)
-    try:
-        ident = create_identity(home, default_name() if name is None else name, force=force)
-    except IdentityError as e:
-        raise fail(str(e)) from None
-    except OSError as e:
-        raise fail(f"cannot write under {home}: {e.strerror}") from None
-    from ..fingerprint_words import fingerprint_words
-
+    home, ident = _change_identity(ctx, lambda home: create_identity(home, default_name() if name is None else name,
+                                                                     force=force))
     typer.echo(f"new identity {ident.name!r} in {home}")
-    typer.echo(f"public key  {ident.public.hex()}")
-    typer.echo(f"fingerprint {ident.fingerprint}")
-    typer.echo(f"words       {fingerprint_words(ident.public)}")
+    _print_key(ident)
 
 
 @id_app.command("show")
 def id_show(ctx: typer.Context) -> None:
     """Print your name, public key and its fingerprint (SHA-256, as ssh shows host keys),
     and the same as eight words to read to a peer over the phone."""
-    from ..fingerprint_words import fingerprint_words
     from ..identity import IdentityError, load_identity
 
     try:
@@ -56,9 +46,7 @@ def id_show(ctx: typer.Context) -> None:
     except IdentityError as e:
         raise fail(str(e)) from None
     typer.echo(f"name        {ident.name}")
-    typer.echo(f"public key  {ident.public.hex()}")
-    typer.echo(f"fingerprint {ident.fingerprint}")
-    typer.echo(f"words       {fingerprint_words(ident.public)}")
+    _print_key(ident)
 
 
 @id_app.command("rename")
@@ -70,18 +58,31 @@ def id_rename(
 
     Peers that knew you under the old name meet the new name as a first contact.
     """
-    from ..identity import IdentityError, rename_identity
+    from ..identity import rename_identity
+
+    _, (old, ident) = _change_identity(ctx, lambda home: rename_identity(home, name))
+    typer.echo(f"renamed {old!r} to {ident.name!r}; the key stays")
+    _print_key(ident, public=False)
+
+
+def _change_identity(ctx: typer.Context, change):  # type: ignore[no-untyped-def]
+    """``(home, change(home))``; a refused change or a home that cannot be written is one error line."""
+    from ..identity import IdentityError
 
     home = home_of(ctx)
     try:
-        old, ident = rename_identity(home, name)
+        return home, change(home)
     except IdentityError as e:
         raise fail(str(e)) from None
     except OSError as e:
         raise fail(f"cannot write under {home}: {e.strerror}") from None
+
+
+def _print_key(ident, public: bool = True) -> None:  # type: ignore[no-untyped-def]
     from ..fingerprint_words import fingerprint_words
 
-    typer.echo(f"renamed {old!r} to {ident.name!r}; the key stays")
+    if public:
+        typer.echo(f"public key  {ident.public.hex()}")
     typer.echo(f"fingerprint {ident.fingerprint}")
     typer.echo(f"words       {fingerprint_words(ident.public)}")
 

@@ -13,9 +13,9 @@ import typer
 
 from ..engine import EngineError, Ruleset, default_manifest
 from ._common import (
-    NET_HELP, OPT_BOT, OPT_FESTUM, OPT_FRAME, OPT_HANDSHAKE, OPT_IDLE, OPT_KEEP, OPT_MANIFEST, OPT_MOVE,
-    OPT_NET_SHUFFLE, OPT_PING, OPT_REMOVAL, OPT_REPLAY_DIR, OPT_RULESET, _report_games, _run_trio, bot_label,
-    fail, home_of, load_manifest_option, load_manifests, user_identity,
+    NET_HELP, OPT_BOT, OPT_FESTUM, OPT_FRAME, OPT_HANDSHAKE, OPT_IDLE, OPT_KEEP, OPT_LOCAL_RULESET, OPT_MANIFEST,
+    OPT_MOVE, OPT_NET_SHUFFLE, OPT_PING, OPT_REMOVAL, OPT_REPLAY_DIR, OPT_RULESET, _report_games, _run_trio,
+    bot_label, fail, home_of, load_manifest_option, load_manifests, output_folder, say_where, user_identity,
 )
 from ._peer import (
     WORMHOLE_CODE, _code_options, _host_hint, _host_with_invite, _internet_options, _join_with_invite,
@@ -152,13 +152,11 @@ def play_cmd(
     vs: str = typer.Option("mcts", "--vs", help="The bot you play against: random, greedy, mcts[:time=S], "
                            "module:Class or cmd:PROGRAM."),
     seat: int = typer.Option(1, "--seat", min=1, max=2, help="Play as player 1 or 2 (who starts comes from the seed)."),
-    ruleset: Ruleset = typer.Option(Ruleset.PORTAL2022.value, "--ruleset", case_sensitive=False,
-                                    help="classic (2010) or portal2022."),
-    festum: bool = typer.Option(False, "--festum", metavar="", help="Play with the festum expansion."),
-    festum_removal: bool = typer.Option(False, "--festum-removal", metavar="", help="With --festum: remove 6 tiles."),
-    manifest: Optional[Path] = typer.Option(None, "--manifest", help="Your own component manifest (JSON)."),
-    replay_dir: Optional[Path] = typer.Option(None, "--replay-dir", help="Where the replay goes (default: the "
-                                              "replays folder under --home)."),
+    ruleset: Ruleset = OPT_LOCAL_RULESET,
+    festum: bool = OPT_FESTUM,
+    festum_removal: bool = OPT_REMOVAL,
+    manifest: Optional[Path] = OPT_MANIFEST,
+    replay_dir: Optional[Path] = OPT_REPLAY_DIR,
 ) -> None:
     """Play a game against a bot in this terminal; the game is saved as a verifiable replay.
 
@@ -188,7 +186,7 @@ def play_cmd(
         raise fail(f"identity: {e}") from None
     person = TerminalPlayer(me.name, manifest=man)
     try:
-        result = play_local(person, bot, (me, them), seat - 1, man, options, replay_dir or home / "replays")
+        result = play_local(person, bot, (me, them), seat - 1, man, options, output_folder(ctx, replay_dir, "replays"))
     except OSError as e:
         raise fail(f"cannot write the replay: {e.strerror or e}", code=1) from None
     finally:
@@ -200,6 +198,7 @@ def play_cmd(
         typer.echo(f"{result.forfeit}: player {2 - result.forfeit.player} wins by forfeit")
     else:
         typer.echo(f"final score {g.scores[0]}-{g.scores[1]} ({g.end_reason})")
+    say_where("replay", result.replay)
     verdict = verify_file(result.replay, {**known_manifests(), man.hash: man})
     typer.echo(verdict.line())
     if not verdict.ok:
@@ -207,12 +206,13 @@ def play_cmd(
 
 
 def demo_cmd(
-    replay_dir: Path = typer.Option(Path("basilica-demo"), "--replay-dir", help="Where both sides' replays go."),
+    ctx: typer.Context,
+    replay_dir: Optional[Path] = typer.Option(None, "--replay-dir", "-o", help="Where both sides' replays go "
+                                              "(default: the demo folder under --home)."),
     host_bot: str = typer.Option("greedy", "--host-bot", help="The host's bot."),
     join_bot: str = typer.Option("random", "--join-bot", help="The joiner's bot."),
-    ruleset: Ruleset = typer.Option(Ruleset.PORTAL2022.value, "--ruleset", case_sensitive=False,
-                                    help="classic (2010) or portal2022."),
-    festum: bool = typer.Option(False, "--festum", metavar="", help="Play with the festum expansion."),
+    ruleset: Ruleset = OPT_LOCAL_RULESET,
+    festum: bool = OPT_FESTUM,
     boards: bool = typer.Option(True, "--boards/--no-boards", help="Show the board after every turn."),
 ) -> None:
     """Watch a whole networked game: a host and a joiner (two bots, two identities) over loopback TCP.
@@ -233,7 +233,8 @@ def demo_cmd(
     except (BotSpecError, EngineError) as e:
         raise fail(str(e)) from None
     try:
-        host_report, join_report = run_demo(replay_dir, (host_bot, join_bot), options, boards, typer.echo)
+        folder = output_folder(ctx, replay_dir, "demo")
+        host_report, join_report = run_demo(folder, (host_bot, join_bot), options, boards, typer.echo)
     except SessionError as e:
         raise fail(str(e), code=1) from None
     except OSError as e:
@@ -252,6 +253,7 @@ def demo_cmd(
         typer.echo("  " + v.line())
     same = host_report.replay.read_bytes() == join_report.replay.read_bytes()
     typer.echo(f"  both sides hold the same records: {'yes' if same else 'NO'}")
+    say_where("replays", folder)
     if not (ok and same):
         raise typer.Exit(1)
 

@@ -8,7 +8,7 @@ from typing import Optional
 
 import typer
 
-from ._common import fail, load_manifests
+from ._common import fail, load_manifests, output_folder
 
 
 replay_app = typer.Typer(help="Look into replay files: the game move by move, as JSON, or as a web page.",
@@ -173,9 +173,11 @@ def replay_export(
 
 @replay_app.command("html")
 def replay_html(
+    ctx: typer.Context,
     file: Path = typer.Argument(..., help="A replay file."),
     out: Optional[Path] = typer.Option(None, "--output", "-o",
-                                       help="The page to write (default: the replay's name with .html, here)."),
+                                       help="The page to write (default: the replay's name with .html, in the pages folder "
+                                       "under --home)."),
     manifest: list[Path] = typer.Option([], "--manifest", metavar="FILE", help="The manifest the game uses, if not the default."),
 ) -> None:
     """Write one self-contained HTML page that steps through the game (buttons and arrow keys).
@@ -186,7 +188,15 @@ def replay_html(
     from ..replay.html import OutputError, ViewerError, write_viewer
 
     manifests = load_manifests(manifest)
-    target = out if out is not None else Path(file.name).with_suffix(".html")
+    if out is not None:
+        target = out
+    else:
+        pages = output_folder(ctx, None, "pages")
+        try:
+            pages.mkdir(parents=True, exist_ok=True)
+        except OSError as e:
+            raise fail(f"cannot write {pages}: {e.strerror}") from None
+        target = pages / Path(file.name).with_suffix(".html")
     try:
         data = write_viewer(file, target, manifests)
     except OutputError as e:
