@@ -1,0 +1,142 @@
+"""Game clocks: the time control both sides agree on, and what a display shows.
+
+These are plain values: nothing here reads a clock.  The engine never sees
+time; the session layer (net/session.py, replay/local.py) measures thinking
+time with trio's clock or a clock it is given, and hands a :class:`ClockView`
+to any agent that has a ``show_clocks(view)`` method, at the start and the
+end of every decision.  docs/clocks.md says how the clocks are kept and
+what a cheater can and cannot do with one.
+
+>>> tc = TimeControl.parse("15+10")
+>>> tc, str(tc), tc.base_seconds
+(TimeControl(minutes=15, increment=10), '15+10', 900)
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+MAX_MINUTES = 24 * 60  # a day of thinking each: anything longer is a typo, not a time control
+MAX_INCREMENT = 60 * 60  # an hour added per move
+MAX_MS = 2**32 - 1  # the largest figure a wire message carries (a uint)
+
+_FORM = re.compile(r"(\d{1,6})\+(\d{1,6})")
+
+
+class TimeControlError(ValueError):
+    """A time control that cannot be played; ``str(e)`` is one line for the user."""
+
+
+@dataclass(frozen=True)
+class TimeControl:
+    """``minutes`` each to start with, plus ``increment`` seconds after every decision."""
+
+    minutes: int
+    increment: int
+
+    def __post_init__(self) -> None:
+        # A clock of 0 minutes would run out before the first decision could be made.
+        for name, value, low, top in (("minutes", self.minutes, 1, MAX_MINUTES),
+                                      ("increment", self.increment, 0, MAX_INCREMENT)):
+            if not isinstance(value, int) or isinstance(value, bool):
+                raise TimeControlError(f"clock {name} must be a whole number, not {str(value)[:20]!r}")
+            if value < low or value > top:
+                raise TimeControlError(f"clock {name} must be {low} to {top}, not {value}")
+
+    @classmethod
+    def parse(cls, text: str) -> TimeControl:
+        """``"15+10"``: 15 minutes each, 10 seconds added per decision (``"15"`` is 15+0)."""
+        if not isinstance(text, str):
+            raise TimeControlError(f"a clock is written MINUTES+SECONDS, e.g. 15+10, not {text!r}")
+        s = text.strip()
+        if s.isdigit() and len(s) <= 6:
+            s += "+0"
+        m = _FORM.fullmatch(s)
+        if m is None:
+            shown = s if len(s) <= 20 else s[:20] + "..."
+            raise TimeControlError(f"a clock is written MINUTES+SECONDS, e.g. 15+10, not {shown!r}")
+        return cls(int(m.group(1)), int(m.group(2)))
+
+    def __str__(self) -> str:
+        return f"{self.minutes}+{self.increment}"
+
+    @property
+    def base_seconds(self) -> int:
+        return self.minutes * 60
+
+    def to_wire(self) -> list[int]:
+        """The hello's ``clock`` field (protocol/PROTOCOL.md §4)."""
+        return [self.minutes, self.increment]
+
+    @classmethod
+    def from_wire(cls, value: object) -> TimeControl:
+        """The hello's ``clock`` field, from the network: :class:`TimeControlError` unless well formed."""
+        if not (isinstance(value, list) and len(value) == 2):
+            raise TimeControlError("a clock field must be [minutes, increment]")
+        return cls(value[0], value[1])
+
+
+def format_seconds(seconds: float) -> str:
+    """``14:05`` (minutes:seconds), ``1:02:03`` past an hour, ``0:09.4`` in the last ten seconds."""
+    s = max(0.0, seconds)
+    if s < 10:
+        return f"0:0{int(s * 10) / 10:.1f}"
+    whole = int(s)
+    h, rest = divmod(whole, 3600)
+    m, sec = divmod(rest, 60)
+    return f"{h}:{m:02d}:{sec:02d}" if h else f"{m}:{sec:02d}"
+
+
+@dataclass(frozen=True)
+class ClockView:
+    """Both clocks as one side sees them, at the moment the view was made.
+
+    ``remaining`` is in seconds, player 1 then player 2 (seat order).
+    ``running`` is the seat whose clock runs now, or None between decisions.
+    A display that ticks counts the running clock down from when it received
+    the view, by its own clock.  ``flagged`` is the seat whose time ran out.
+    ``me`` is the seat of the side that shows it (None for a spectator).
+    """
+
+    control: TimeControl
+    remaining: tuple[float, float]
+    running: int | None = None
+    names: tuple[str, str] = ("player 1", "player 2")
+    me: int | None = None
+    flagged: int | None = None
+
+    def text(self, seat: int) -> str:
+        return format_seconds(self.remaining[seat])
+
+    def line(self) -> str:
+        """One line for a terminal: both clocks, the running one marked."""
+        parts = []
+        for seat in (0, 1):
+            mark = " <" if self.running == seat else ""
+            you = " (you)" if self.me == seat else ""
+            out = " OUT" if self.flagged == seat else ""
+            parts.append(f"{self.names[seat]}{you} {self.text(seat)}{out}{mark}")
+        return f"clocks {self.control}: " + " | ".join(parts)
+
+
+@dataclass(frozen=True)
+class TimeClaim:
+    """A game won on time, as the signed claim shows it (all figures in milliseconds).
+
+    ``signed`` is the loser's own last signed figure (its remaining time after
+    its last decision, or the starting time); ``left`` is what the claimant
+    measured the loser had when the decision became due, and ``waited`` the
+    thinking time it measured since, the lag allowance taken off.
+    """
+
+    loser: int
+    signed: int
+    left: int
+    waited: int
+
+    def words(self, names: tuple[str, str]) -> str:
+        winner = 1 - self.loser
+        return (f"{names[self.loser]}'s clock ran out ({names[winner]} measured "
+                f"{format_seconds(self.left / 1000)} left and waited {format_seconds(self.waited / 1000)}; "
+                f"{names[self.loser]}'s own last signed figure was {format_seconds(self.signed / 1000)})")
