@@ -140,3 +140,64 @@ class TimeClaim:
         return (f"{names[self.loser]}'s clock ran out ({names[winner]} measured "
                 f"{format_seconds(self.left / 1000)} left and waited {format_seconds(self.waited / 1000)}; "
                 f"{names[self.loser]}'s own last signed figure was {format_seconds(self.signed / 1000)})")
+
+
+class Clocks:
+    """Both clocks as one side keeps them, in milliseconds; its owner feeds it times.
+
+    The owner reads its own clock (trio's in a session, so tests run on a mock
+    clock) and calls :meth:`start` when a decision becomes due and :meth:`stop`
+    when it is made; nothing here reads the time.  The increment is added after
+    a decision made in time; a decision that used more than was left leaves
+    the clock at 0, flagged.
+    """
+
+    def __init__(self, control: TimeControl, names: tuple[str, str] = ("player 1", "player 2"),
+                 me: int | None = None) -> None:
+        self.control = control
+        self.names = names
+        self.me = me
+        self.left = [control.base_seconds * 1000, control.base_seconds * 1000]
+        self.running: int | None = None
+        self.started = 0.0
+        self.flagged: int | None = None
+
+    def start(self, seat: int, at: float) -> None:
+        self.running, self.started = seat, at
+
+    def used(self, at: float, lag: float = 0.0) -> int:
+        """Milliseconds the running decision has taken so far, ``lag`` seconds taken off."""
+        return max(0, round((at - self.started - lag) * 1000))
+
+    def deadline(self, lag: float = 0.0) -> float:
+        """When the running clock reaches 0 (in the owner's time), ``lag`` seconds allowed."""
+        assert self.running is not None
+        return self.started + lag + self.left[self.running] / 1000
+
+    def stop(self, at: float, lag: float = 0.0) -> tuple[int, int]:
+        """End the running decision: (what was left before it, what it used), in ms."""
+        seat = self.running
+        assert seat is not None
+        before, spent = self.left[seat], self.used(at, lag)
+        if spent > before:
+            self.left[seat], self.flagged = 0, seat
+        else:
+            self.left[seat] = min(MAX_MS, before - spent + self.control.increment * 1000)
+        self.running = None
+        return before, spent
+
+    def charge(self, at: float) -> None:
+        """End the running decision without the increment (a takeback: the time is spent,
+        but no decision was made)."""
+        seat = self.running
+        assert seat is not None
+        self.left[seat] = max(0, self.left[seat] - self.used(at))
+        self.running = None
+
+    def view(self, at: float | None = None, me: int | None = None) -> ClockView:
+        """What a display shows; ``at`` counts the running decision's time so far."""
+        left = [ms / 1000 for ms in self.left]
+        if at is not None and self.running is not None:
+            left[self.running] = max(0.0, left[self.running] - self.used(at) / 1000)
+        return ClockView(self.control, (left[0], left[1]), self.running, self.names,
+                         self.me if me is None else me, self.flagged)

@@ -14,8 +14,9 @@ state is then left as it was before that envelope.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
+from .clock import TimeClaim, TimeControl
 from .engine import EngineError, Game, Manifest, NeedReveal, Options, format_action, parse_action
 from .engine.actions import JESTER
 from .engine.rng import first_player
@@ -28,6 +29,12 @@ HIDDEN_DEAL = "sra-p256-v1"
 SCHEMES = (SHUFFLE_SCHEME, HIDDEN_DEAL)
 
 END_FORFEIT = "forfeit"
+END_TIME = "time"  # won on time: a signed claim that the other side's clock ran out
+
+# Protocol 2 is protocol 1 plus a clock: the hellos and the header name the time
+# control, every decision carries its mover's remaining time, and a claim on time may
+# end the game (PROTOCOL.md §4a).  A game without a clock is protocol 1, byte for byte.
+CLOCK_PROTOCOL = 2
 
 # The ``prev`` of a game's first envelope.  The chain cannot start at the
 # replay header: the host sends its hello before it knows the joiner's key,
@@ -46,6 +53,11 @@ class GameSpec:
     options: Options
     manifest: Manifest
     shuffle: str = SHUFFLE_SCHEME
+    clock: TimeControl | None = None
+
+    @property
+    def protocol(self) -> int:
+        return PROTOCOL_VERSION if self.clock is None else CLOCK_PROTOCOL
 
     def player_of(self, key: bytes) -> int | None:
         if key == self.players[0]:
@@ -65,6 +77,8 @@ class Outcome:
     claimed_by: int | None = None  # who signed the forfeit: the loser (resigned) or the winner (a claim)
     audited: bool | None = None  # a hidden deal: whether both secrets were published and checked
     audit_note: str = ""  # why not, in words
+    time: TimeClaim | None = None  # a game won on time: the claim's figures
+    takebacks: tuple[int, int] = (0, 0)  # takebacks each player asked for (and the other signed)
 
 
 class Referee:
@@ -95,6 +109,14 @@ class Referee:
         self._revealed: set[int] = set()
         self._results = 0
         self._bad_reveal: int | None = None
+        # Clocks (protocol 2): each player's own last signed remaining time, in ms.
+        base = spec.clock.base_seconds * 1000 if spec.clock is not None else 0
+        self.signed: list[int] = [base, base]
+        # Takebacks: every decision point so far (its ply and who decided there), a takeback
+        # asked and waiting for the other's signature (asker, ply), and the counts.
+        self._points: list[tuple[int, frozenset[int]]] = []
+        self._takeback: tuple[int, int] | None = None
+        self._takebacks = [0, 0]
 
     # --- reading the state -------------------------------------------------
 
@@ -139,6 +161,7 @@ class Referee:
             "deal": f"a deal step of {who}",
             "shares": f"the shares of {who}",
             "secret": f"the deal secret of {who}",
+            "takeback": f"the takeback consent of {who}",
         }[self._step]
 
     # --- feeding -------------------------------------------------------------
@@ -165,6 +188,12 @@ class Referee:
         if env.type == "forfeit":
             self._forfeit(env, sender, where)
             return
+        if env.type == "timeout":
+            self._timeout(env.body, sender, where)
+            return
+        if env.type == "takeback" and self._step != "takeback":
+            self._ask_takeback(env.body, sender, where)
+            return
         if self._bad_reveal is not None:
             raise ProtocolError(f"{where}: expected {self.expected()}, got {env.type}")
         if env.type == self._step == "action" and sender != self._who:
@@ -172,6 +201,7 @@ class Referee:
         if env.type != self._step or sender != self._who:
             raise ProtocolError(f"{where}: expected {self.expected()}, got {env.type} from player {sender + 1}")
         b = env.body
+        signed = self._clock_field(env, sender, where)
         if env.type == "hello":
             self._hello(b, sender, where)
         elif env.type == "commit":
@@ -197,6 +227,10 @@ class Referee:
             self._shares(b, sender, where)
         elif env.type == "secret":
             self._secret(b, sender, where)
+        elif env.type == "takeback":
+            self._consent(b, sender, where)
+        if signed is not None:
+            self.signed[sender] = signed
 
     def _next(self, step: str, then: str) -> None:
         """Player 1 then player 2 send ``step``; after both comes ``then``."""
@@ -209,7 +243,7 @@ class Referee:
     def _hello(self, b: dict, sender: int, where: str) -> None:  # type: ignore[type-arg]
         spec = self.spec
         problems = [
-            ("protocol", b["protocol"], PROTOCOL_VERSION),
+            ("protocol", b["protocol"], spec.protocol),
             ("ruleset", b["ruleset"], spec.options.ruleset.value),
             ("festum", b["festum"], spec.options.festum),
             ("removal", b["removal"], spec.options.festum_removal),
@@ -222,6 +256,15 @@ class Referee:
                 raise ProtocolError(f"{where}: player {sender + 1}'s hello says {name} {got!r}, the game has {want!r}")
         if b["manifest"] != bytes.fromhex(spec.manifest.hash):
             raise ProtocolError(f"{where}: player {sender + 1}'s hello names another manifest")
+        if b["protocol"] != spec.protocol:
+            raise ProtocolError(f"{where}: player {sender + 1}'s hello says protocol {b['protocol']!r}, "
+                                f"the game has {spec.protocol!r}")
+        clock = b.get("clock")
+        want = spec.clock.to_wire() if spec.clock is not None else None
+        if clock != want:
+            show = "none" if clock is None else f"{clock[0]}+{clock[1]}"
+            raise ProtocolError(f"{where}: player {sender + 1}'s hello says clock {show}, "
+                                f"the game has {spec.clock or 'none'}")
         self._next("hello", "commit")
 
     def _reveal(self, b: dict, sender: int, key: bytes, where: str) -> None:  # type: ignore[type-arg]
@@ -265,6 +308,9 @@ class Referee:
             self._step, self._who = "jcommit", first
         else:
             self._step, self._who = "action", g.to_move  # type: ignore[assignment]
+        if self._step in ("action", "jcommit"):
+            deciders = frozenset(self._jester_order) if self._step == "jcommit" else frozenset({self._who})
+            self._points.append((len(g.history), deciders))
 
     def _apply(self, text: str, sender: int, ply: int, where: str) -> None:
         g = self.game
@@ -433,7 +479,7 @@ class Referee:
         if self._results == 2:
             audited = None if self.table is None else True  # the results follow the audit (§5b)
             self.outcome = Outcome((g.scores[0], g.scores[1]), g.winner(), g.end_reason, len(g.history),
-                                   audited=audited)
+                                   audited=audited, takebacks=(self._takebacks[0], self._takebacks[1]))
 
     def _forfeit(self, env: Envelope, sender: int, where: str) -> None:
         if self._step == "hello":
@@ -453,6 +499,92 @@ class Referee:
         audited = None if self.spec.shuffle != HIDDEN_DEAL else False
         self.outcome = Outcome(scores, 1 - loser, END_FORFEIT, moves, env.body["reason"], claimed_by=sender,
                                audited=audited, audit_note="the game ended by forfeit before both deal secrets "
-                               "were published" if audited is False else "")
+                               "were published" if audited is False else "",
+                               takebacks=(self._takebacks[0], self._takebacks[1]))
+
+    # --- clocks (protocol 2) ---------------------------------------------------
+
+    def _clock_field(self, env: Envelope, sender: int, where: str) -> int | None:
+        """The mover's own remaining time in a decision, checked but not yet kept (the
+        envelope may still be refused); None for a message that carries none."""
+        if env.type not in ("action", "jcommit"):
+            return None
+        clock = self.spec.clock
+        if clock is None:
+            if "clock" in env.body:
+                raise ProtocolError(f"{where}: a clock figure in a game without a clock")
+            return None
+        if "clock" not in env.body:
+            raise ProtocolError(f"{where}: player {sender + 1}'s {env.type} lacks its clock figure")
+        ms = env.body["clock"]
+        # A mover may under-report its thinking (docs/clocks.md), but never gain more than
+        # the increment: its new figure is at most the last one plus the increment.
+        most = self.signed[sender] + clock.increment * 1000
+        if ms > most:
+            raise ProtocolError(f"{where}: player {sender + 1} signed {ms} ms left, more than the {most} ms "
+                                "its last figure and the increment allow")
+        return ms
+
+    def _timeout(self, b: dict, sender: int, where: str) -> None:  # type: ignore[type-arg]
+        """A claim that the other player's clock ran out while its decision was due."""
+        if self.spec.clock is None:
+            raise ProtocolError(f"{where}: a claim on time in a game without a clock")
+        loser = b["loser"] - 1
+        if loser == sender:
+            raise ProtocolError(f"{where}: a claim on time must name the other player")
+        if self._bad_reveal is not None or self._step not in ("action", "jcommit") or self._who != loser:
+            raise ProtocolError(f"{where}: a claim on time against player {loser + 1}, whose decision is not "
+                                f"due (expected {self.expected()})")
+        if b["waited"] < b["left"]:
+            raise ProtocolError(f"{where}: a claim on time before the time is up by the claimant's own figures "
+                                f"({b['waited']} ms waited of {b['left']} ms left)")
+        g = self.game
+        assert g is not None
+        claim = TimeClaim(loser, self.signed[loser], b["left"], b["waited"])
+        self.outcome = Outcome((g.scores[0], g.scores[1]), sender, END_TIME, len(g.history),
+                               claim.words(self.spec.names), claimed_by=sender,
+                               audited=None if self.table is None else False,
+                               audit_note="the game ended on time before both deal secrets were published"
+                               if self.table is not None else "", time=claim,
+                               takebacks=(self._takebacks[0], self._takebacks[1]))
+
+    # --- takebacks (local games only) ------------------------------------------
+
+    def _ask_takeback(self, b: dict, sender: int, where: str) -> None:  # type: ignore[type-arg]
+        """A player asks to go back to its own earlier decision at ply ``to``; the other's
+        signature on the same message is its consent (:meth:`_consent`)."""
+        g = self.game
+        if self.spec.shuffle != SHUFFLE_SCHEME:
+            # Cards opened by a hidden deal cannot be closed again (docs/playing.md).
+            raise ProtocolError(f"{where}: a takeback in a game dealt by {self.spec.shuffle}")
+        if g is None or self._bad_reveal is not None or self._step not in ("action", "jcommit") or self._jester:
+            raise ProtocolError(f"{where}: a takeback asked when no decision is due (expected {self.expected()})")
+        to = b["to"]
+        if not any(ply == to and sender in who for ply, who in self._points) or to >= len(g.history):
+            raise ProtocolError(f"{where}: player {sender + 1} asks to take back to ply {to}, which was not "
+                                "an earlier decision of its own")
+        self._takeback = (sender, to)
+        self._step, self._who = "takeback", 1 - sender
+
+    def _consent(self, b: dict, sender: int, where: str) -> None:  # type: ignore[type-arg]
+        assert self._takeback is not None and self.game is not None
+        asker, to = self._takeback
+        if b["to"] != to:
+            raise ProtocolError(f"{where}: the consent names ply {b['to']}, the takeback asked for ply {to}")
+        self.game = rewind(self.game, to)
+        self._points = [(ply, who) for ply, who in self._points if ply < to]
+        self._takeback = None
+        self._takebacks[asker] += 1
+        self._jester_order = []
+        self._to_next_decision()
+
+
+def rewind(game: Game, to: int) -> Game:
+    """``game`` as it stood after its first ``to`` decisions: set up again from its seed and
+    played again, so the same stack comes (a seeded game only; pure, like the engine)."""
+    g = Game.new(game.manifest, game.options, game.seed)
+    for action in game.history[:to]:
+        g.apply(action)
+    return g
 
 

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..clock import TimeControl, TimeControlError
 from ..safefile import sync_directory
 from ..wire import MAX_MESSAGE, ProtocolError, SHUFFLE_SCHEME, decode, encode
 from ..wire.text import is_text
@@ -59,13 +60,17 @@ class Header:
     players: tuple[tuple[bytes, str], tuple[bytes, str]]  # (public key, name) of player 1 and 2
     protocol: int = 1
     shuffle: str = SHUFFLE_SCHEME
+    clock: TimeControl | None = None  # protocol 2: the game's time control, as both hellos say
 
     def to_map(self) -> dict[str, Any]:
-        return {
+        out = {
             "format": FORMAT_VERSION, "protocol": self.protocol, "ruleset": self.ruleset, "festum": self.festum,
             "removal": self.removal, "manifest": self.manifest, "shuffle": self.shuffle, "game": self.game,
             "players": [[k, n] for k, n in self.players],
         }
+        if self.clock is not None:
+            out["clock"] = self.clock.to_wire()
+        return out
 
     def encode(self) -> bytes:
         return encode(self.to_map())
@@ -73,7 +78,7 @@ class Header:
     @classmethod
     def decode(cls, data: bytes) -> Header:
         m = decode(data)
-        if not isinstance(m, dict) or tuple(m) != HEADER_FIELDS:
+        if not isinstance(m, dict) or tuple(m) not in (HEADER_FIELDS, HEADER_FIELDS + ("clock",)):
             raise ProtocolError("the header does not have the fields " + ", ".join(HEADER_FIELDS) + " in order")
         if type(m["format"]) is not int or m["format"] != FORMAT_VERSION:
             raise ProtocolError(f"replay format {m['format']!r} is not supported (this client reads {FORMAT_VERSION})")
@@ -89,9 +94,18 @@ class Header:
         )
         if not ok:
             raise ProtocolError("the header has a field of the wrong type")
+        # Protocol 2 is a game with a clock, and only its header names one (PROTOCOL.md §9).
+        if ("clock" in m) != (m["protocol"] == 2):
+            raise ProtocolError("the header's clock field goes with protocol 2, and only with it")
+        clock = None
+        if "clock" in m:
+            try:
+                clock = TimeControl.from_wire(m["clock"])
+            except TimeControlError as e:
+                raise ProtocolError(f"the header's clock: {e}") from None
         players = ((m["players"][0][0], m["players"][0][1]), (m["players"][1][0], m["players"][1][1]))
         return cls(m["ruleset"], m["festum"], m["removal"], m["manifest"], m["game"], players, m["protocol"],
-                   m["shuffle"])
+                   m["shuffle"], clock)
 
 
 @dataclass(frozen=True)

@@ -11,18 +11,20 @@ fsynced) to the replay before the next one is made.
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from .. import __version__
-from ..bots import Bot
+from ..bots import Bot, TakeBack
+from ..clock import Clocks, TimeControl
 from ..engine import Event, Game, Manifest, Options, format_action, observe
 from ..identity import Identity
 from ..wire import Envelope, SHUFFLE_SCHEME, commitment, game_seed, jester_commitment, new_nonce, seal
 from ..wire.envelope import PROTOCOL_VERSION
-from ..referee import GENESIS
+from ..referee import CLOCK_PROTOCOL, GENESIS, rewind
 from .file import Header, ReplayWriter
 
 
@@ -42,18 +44,50 @@ class Chain:
         return env
 
 
-def hello_body(ident: Identity, options: Options, manifest: Manifest, shuffle: str = SHUFFLE_SCHEME) -> dict[str, Any]:
-    return {
-        "protocol": PROTOCOL_VERSION, "software": f"basilica-p2p {__version__}", "ruleset": options.ruleset.value,
-        "festum": options.festum, "removal": options.festum_removal, "manifest": bytes.fromhex(manifest.hash),
-        "name": ident.name, "shuffle": shuffle,
+def hello_body(ident: Identity, options: Options, manifest: Manifest, shuffle: str = SHUFFLE_SCHEME,
+               clock: TimeControl | None = None) -> dict[str, Any]:
+    """A hello; with a clock it is protocol 2 and names the time control (PROTOCOL.md §4a)."""
+    body = {
+        "protocol": PROTOCOL_VERSION if clock is None else CLOCK_PROTOCOL, "software": f"basilica-p2p {__version__}",
+        "ruleset": options.ruleset.value, "festum": options.festum, "removal": options.festum_removal,
+        "manifest": bytes.fromhex(manifest.hash), "name": ident.name, "shuffle": shuffle,
     }
+    if clock is not None:
+        body["clock"] = clock.to_wire()
+    return body
 
 
 def make_header(game: bytes, players: tuple[Identity, Identity], options: Options, manifest: Manifest,
-                shuffle: str = SHUFFLE_SCHEME) -> Header:
+                shuffle: str = SHUFFLE_SCHEME, clock: TimeControl | None = None) -> Header:
     return Header(options.ruleset.value, options.festum, options.festum_removal, bytes.fromhex(manifest.hash), game,
-                  ((players[0].public, players[0].name), (players[1].public, players[1].name)), shuffle=shuffle)
+                  ((players[0].public, players[0].name), (players[1].public, players[1].name)),
+                  protocol=PROTOCOL_VERSION if clock is None else CLOCK_PROTOCOL, shuffle=shuffle, clock=clock)
+
+
+def show_clocks(agents: tuple[object, ...], clocks: Clocks | None, at: float) -> None:
+    """Tell every agent that shows clocks (a person's screen) how they stand, each from its seat."""
+    if clocks is None:
+        return
+    for seat, agent in enumerate(agents):
+        show = getattr(agent, "show_clocks", None)
+        if callable(show):
+            show(clocks.view(at, me=seat))
+
+
+class _Asked(Exception):
+    """A person's agent asked to take back ``moves`` of its decisions."""
+
+    def __init__(self, asker: int, moves: int) -> None:
+        super().__init__(asker)
+        self.asker, self.moves = asker, moves
+
+
+class _Flag(Exception):
+    """A player's clock ran out during its decision."""
+
+    def __init__(self, loser: int, left: int, waited: int) -> None:
+        super().__init__(loser)
+        self.loser, self.left, self.waited = loser, left, waited
 
 
 def play_recorded(
@@ -68,64 +102,133 @@ def play_recorded(
     on_action: Callable[[Game, int, int, str, list[Event]], None] | None = None,
     shuffle: str = SHUFFLE_SCHEME,
     deal_secrets: tuple[bytes, bytes] | None = None,
+    clock: TimeControl | None = None,
+    now: Callable[[], float] = time.monotonic,
 ) -> Game:
     """Play one bot-vs-bot game and write its replay to ``path``; returns the final game.
 
     ``nonces``, ``game_id`` and ``deal_secrets`` default to fresh randomness
     from the operating system; fixed values are for test vectors only.
     ``shuffle="sra-p256-v1"`` deals the stack face down (:func:`play_hidden`).
+
+    With a ``clock`` each side's thinking is timed by ``now`` (seconds); a side
+    whose decision took longer than its clock had left loses on time, the
+    other side signing the claim.  A person's agent may raise
+    :class:`~basilica_p2p.bots.TakeBack` from ``choose``: both sides sign the
+    takeback and the game goes back to that person's earlier decision (seeded:
+    the same tiles come again).  Takebacks need the seeded stack of
+    commit-reveal, and with it they are for local games only (docs/playing.md).
     """
     if shuffle != SHUFFLE_SCHEME:
         return play_hidden(path, manifest, options, players, bots, nonces, game_id, salts, on_action,
                            deal_secrets)
     game = game_id if game_id is not None else os.urandom(32)
-    header = make_header(game, players, options, manifest)
+    header = make_header(game, players, options, manifest, clock=clock)
     chain = Chain(game, GENESIS)
     n1, n2 = nonces if nonces is not None else (new_nonce(), new_nonce())
+    clocks = Clocks(clock, (players[0].name, players[1].name)) if clock is not None else None
     with ReplayWriter.create(path, header) as out:
 
         def send(who: int, type_: str, body: dict[str, Any]) -> None:
             out.append(chain.seal(players[who], type_, body).raw)
 
-        send(0, "hello", hello_body(players[0], options, manifest))
-        send(1, "hello", hello_body(players[1], options, manifest))
+        send(0, "hello", hello_body(players[0], options, manifest, clock=clock))
+        send(1, "hello", hello_body(players[1], options, manifest, clock=clock))
         send(0, "commit", {"commitment": commitment(game, players[0].public, n1)})
         send(1, "commit", {"commitment": commitment(game, players[1].public, n2)})
         send(0, "reveal", {"nonce": n1})
         send(1, "reveal", {"nonce": n2})
         g = Game.new(manifest, options, game_seed(game, n1, n2))
+        # Every decision point so far: its ply and who decided there (a takeback goes back to one).
+        points: list[tuple[int, tuple[int, ...]]] = []
 
-        def play_one(who: int, text: str, type_: str = "action", salt: bytes = b"") -> None:
+        def play_one(who: int, text: str, type_: str = "action", salt: bytes = b"",
+                     figure: int | None = None) -> None:
             ply = len(g.history)
             turn = g.turn
             events = g.apply(_parse(text))
             body: dict[str, Any] = {"ply": ply, "action": text}
             if type_ == "jreveal":
                 body["salt"] = salt
+            elif figure is not None:
+                body["clock"] = figure
             send(who, type_, body)
             send(1 - who, "ack", {"ply": ply, "state": bytes.fromhex(g.state_hash())})
             if on_action is not None:
                 on_action(g, turn, who, text, events)
 
+        def decide(who: int, view: Game) -> tuple[str, int | None]:
+            """A side's decision and, with a clock, its remaining time after it (ms)."""
+            if clocks is not None:
+                clocks.start(who, now())
+                show_clocks(bots, clocks, now())
+            try:
+                text = format_action(bots[who].choose(observe(view, who), view.legal_actions()))
+            except TakeBack as e:
+                if clocks is not None:
+                    clocks.charge(now())
+                    show_clocks(bots, clocks, now())
+                raise _Asked(who, e.moves) from None
+            if clocks is None:
+                return text, None
+            before, spent = clocks.stop(now())
+            show_clocks(bots, clocks, now())
+            if clocks.flagged == who:
+                raise _Flag(who, before, spent)
+            return text, clocks.left[who]
+
+        def take_back(asker: int, moves: int) -> Game:
+            """Both sign the takeback; the game as it stood at the asker's earlier decision."""
+            mine = [ply for ply, who in points if asker in who and ply < len(g.history)]
+            if not mine:
+                told = getattr(bots[asker], "took_back", None)
+                if callable(told):
+                    told(None)
+                return g
+            to = mine[-min(max(1, moves), len(mine))]
+            send(asker, "takeback", {"to": to})
+            send(1 - asker, "takeback", {"to": to})
+            del points[[ply for ply, _ in points].index(to):]
+            back = rewind(g, to)
+            told = getattr(bots[asker], "took_back", None)
+            if callable(told):
+                told(back)
+            return back
+
         while not g.over:
             p = g.to_move
             assert p is not None
-            if g.secret_jester_round():
-                # Both own Jesters: each chooses without seeing the other's colours (D24).
-                first_text = format_action(bots[p].choose(observe(g, p), g.legal_actions()))
-                peek = g.clone()
-                peek.apply(_parse(first_text))
-                second_text = format_action(bots[1 - p].choose(observe(peek, 1 - p), peek.legal_actions()))
-                ply = len(g.history)
-                salt1, salt2 = salts(), salts()
-                send(p, "jcommit", {"ply": ply, "commitment": jester_commitment(
-                    game, players[p].public, ply, first_text, salt1)})
-                send(1 - p, "jcommit", {"ply": ply + 1, "commitment": jester_commitment(
-                    game, players[1 - p].public, ply + 1, second_text, salt2)})
-                play_one(p, first_text, "jreveal", salt1)
-                play_one(1 - p, second_text, "jreveal", salt2)
-                continue
-            play_one(p, format_action(bots[p].choose(observe(g, p), g.legal_actions())))
+            try:
+                if g.secret_jester_round():
+                    # Both own Jesters: each chooses without seeing the other's colours (D24).
+                    if not points or points[-1][0] != len(g.history):
+                        points.append((len(g.history), (p, 1 - p)))
+                    first_text, first_clock = decide(p, g)
+                    peek = g.clone()
+                    peek.apply(_parse(first_text))
+                    second_text, second_clock = decide(1 - p, peek)
+                    ply = len(g.history)
+                    salt1, salt2 = salts(), salts()
+                    commits = ((p, ply, first_text, salt1, first_clock),
+                               (1 - p, ply + 1, second_text, salt2, second_clock))
+                    for who, at, text, salt, figure in commits:
+                        body = {"ply": at, "commitment": jester_commitment(game, players[who].public, at, text, salt)}
+                        if figure is not None:
+                            body["clock"] = figure
+                        send(who, "jcommit", body)
+                    play_one(p, first_text, "jreveal", salt1)
+                    play_one(1 - p, second_text, "jreveal", salt2)
+                    continue
+                if not points or points[-1][0] != len(g.history):
+                    points.append((len(g.history), (p,)))
+                text, figure = decide(p, g)
+                play_one(p, text, figure=figure)
+            except _Asked as e:
+                g = take_back(e.asker, e.moves)
+            except _Flag as flag:
+                # The other side signs the claim, with the figures it measured (PROTOCOL.md §4a).
+                send(1 - flag.loser, "timeout", {"loser": flag.loser + 1, "left": flag.left, "waited": flag.waited})
+                return g
         for who in (0, 1):
             send(who, "result", {"scores": list(g.scores), "state": bytes.fromhex(g.state_hash()), "end": g.end_reason})
     return g

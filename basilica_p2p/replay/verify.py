@@ -8,7 +8,7 @@ from typing import Any
 
 from ..engine import Manifest, Options, default_manifest
 from ..engine.errors import EngineError
-from ..referee import SCHEMES, GameSpec, Outcome, Referee
+from ..referee import CLOCK_PROTOCOL, END_TIME, SCHEMES, GameSpec, Outcome, Referee
 from ..wire import PROTOCOL_VERSION, ProtocolError, open_envelope
 from .file import ReplayError, ReplayFile, TornTail, read_replay
 
@@ -36,7 +36,10 @@ class Verdict:
             return f"{self.path}: FAILED: {self.error}"
         o = self.outcome
         assert o is not None
-        if o.end == "forfeit":
+        if o.end == END_TIME and o.time is not None:
+            winner = 1 - o.time.loser
+            result = f"player {winner + 1} ({self.names[winner]}) won on time: {o.time.words(self.names)}"
+        elif o.end == "forfeit":
             loser = 1 - (o.winner or 0)
             how = "resigned" if o.claimed_by == loser else f"forfeited as claimed by player {1 - loser + 1}"
             result = f"player {loser + 1} ({self.names[loser]}) {how}: {o.reason}"
@@ -48,8 +51,11 @@ class Verdict:
         deal = ""
         if o.audited is not None:
             deal = ", deal audited" if o.audited else f", deal not audited: {o.audit_note}"
+        takebacks = "".join(f", {n} takeback{'' if n == 1 else 's'} by {self.names[seat]}"
+                            for seat, n in enumerate(o.takebacks) if n)
         return (f"{self.path}: ok: {self.names[0]} vs {self.names[1]}, {ruleset}, {result}, "
-                f"{o.scores[0]}-{o.scores[1]}, {o.moves} move{'' if o.moves == 1 else 's'} ({o.end}){deal}")
+                f"{o.scores[0]}-{o.scores[1]}, {o.moves} move{'' if o.moves == 1 else 's'} ({o.end}){deal}"
+                f"{takebacks}")
 
     def to_json(self) -> dict[str, Any]:
         o = self.outcome
@@ -60,15 +66,18 @@ class Verdict:
             "end": o.end if o else None, "moves": o.moves if o else None,
             "forfeit_claimed_by": (o.claimed_by + 1 if o and o.claimed_by is not None else None),
             "deal_audited": o.audited if o else None,
+            "on_time": ({"loser": o.time.loser + 1, "signed_ms": o.time.signed, "left_ms": o.time.left,
+                         "waited_ms": o.time.waited} if o and o.time else None),
+            "takebacks": list(o.takebacks) if o else None,
             "torn_tail": {"record": self.torn.record, "offset": self.torn.offset} if self.torn else None,
         }
 
 
 def spec_from_replay(replay: ReplayFile, manifests: dict[str, Manifest]) -> GameSpec:
     h = replay.header
-    if h.protocol != PROTOCOL_VERSION:
+    if h.protocol not in (PROTOCOL_VERSION, CLOCK_PROTOCOL):
         raise ReplayError(0, replay.offsets[0], f"protocol version {h.protocol} is not supported "
-                          f"(this client speaks {PROTOCOL_VERSION})")
+                          f"(this client speaks {PROTOCOL_VERSION} and {CLOCK_PROTOCOL})")
     if h.shuffle not in SCHEMES:
         raise ReplayError(0, replay.offsets[0], f"shuffle scheme {h.shuffle!r} is not supported "
                           f"(this client knows {', '.join(SCHEMES)})")
@@ -81,7 +90,7 @@ def spec_from_replay(replay: ReplayFile, manifests: dict[str, Manifest]) -> Game
     except (EngineError, ValueError) as e:
         raise ReplayError(0, replay.offsets[0], f"bad header: {e}") from None
     return GameSpec(h.game, (h.players[0][0], h.players[1][0]), (h.players[0][1], h.players[1][1]), options,
-                    manifest, h.shuffle)
+                    manifest, h.shuffle, h.clock)
 
 
 def referee_for(replay: ReplayFile, manifests: dict[str, Manifest]) -> Referee:

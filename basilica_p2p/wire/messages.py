@@ -38,6 +38,15 @@ def _player(v: Any) -> bool:
     return v in (1, 2) and not isinstance(v, bool)
 
 
+def _ms(v: Any) -> bool:
+    # Milliseconds on a clock: a uint, so at most 49 days; the referee bounds it further.
+    return _uint(v)
+
+
+def _clock(v: Any) -> bool:
+    return isinstance(v, list) and len(v) == 2 and all(_uint(x) for x in v)
+
+
 def _scores(v: Any) -> bool:
     return isinstance(v, list) and len(v) == 2 and all(_uint(x) for x in v)
 
@@ -80,6 +89,21 @@ SCHEMAS: dict[str, tuple[tuple[str, Checker], ...]] = {
     "deal": (("decks", _decks),),
     "shares": (("shares", _shares),),
     "secret": (("secret", _bin32),),
+    # Protocol 2, games with a clock (protocol/PROTOCOL.md §4a): a claim that the other
+    # side's time ran out, with the claimant's own figures.
+    "timeout": (("loser", _player), ("left", _ms), ("waited", _ms)),
+    # A takeback (local games only, §4b): the asker names the ply to go back to, the
+    # other side signs the same message as its consent.
+    "takeback": (("to", _uint),),
+}
+
+# Fields a body may carry after its schema's own, all or none (protocol 2, a game with a
+# clock): the hello's time control, and the mover's own remaining time in a decision.  A
+# game without a clock sends the bodies above unchanged, so its bytes are those of version 1.
+EXTENSIONS: dict[str, tuple[tuple[str, Checker], ...]] = {
+    "hello": (("clock", _clock),),
+    "action": (("clock", _ms),),
+    "jcommit": (("clock", _ms),),
 }
 
 
@@ -91,6 +115,10 @@ def check_body(type_: str, body: Any) -> None:
     if not isinstance(body, dict):
         raise ProtocolError(f"{type_} body must be a map")
     names = tuple(name for name, _ in schema)
+    extra = EXTENSIONS.get(type_, ())
+    if extra and tuple(body) == names + tuple(name for name, _ in extra):
+        schema = schema + extra
+        names = tuple(name for name, _ in schema)
     if tuple(body) != names:
         for name in names:
             if name not in body:
