@@ -1,0 +1,30 @@
+"""Learning environments for Basilica (the ``[rl]`` extra): PettingZoo, Gymnasium, OpenSpiel.
+
+    from basilica_p2p.env import aec_env, GymEnv, ActionTable
+    e = aec_env(festum=True)                  # PettingZoo AEC, both seats
+    g = GymEnv(opponent="greedy")             # Gymnasium, one seat against a bot
+    import basilica_p2p.env.spiel             # registers "python_basilica" with OpenSpiel
+
+The action index space and the observation encoding are documented in
+docs/notation.md; how to use the environments in docs/rl.md.  Nothing in
+the engine imports this package.
+"""
+
+from __future__ import annotations
+
+try:
+    import gymnasium  # noqa: F401
+    import numpy  # noqa: F401
+    import pettingzoo  # noqa: F401
+except ImportError as _e:  # pragma: no cover - exercised in a venv without the extra
+    raise ImportError(
+        f"basilica_p2p.env needs the [rl] extra ({_e.name} is missing): pip install 'basilica-p2p[rl]'"
+    ) from None
+
+from .actions import ActionTable, OutOfTable, jester_cells  # noqa: E402
+from .aec import env as aec_env  # noqa: E402
+from .aec import raw_env  # noqa: E402
+from .gym import GymEnv  # noqa: E402
+from .observation import ObservationEncoder  # noqa: E402
+
+__all__ = ["ActionTable", "GymEnv", "ObservationEncoder", "OutOfTable", "aec_env", "jester_cells", "raw_env"]

@@ -1,0 +1,114 @@
+"""What every environment here shares: options, seeds, and a game with its mask cached.
+
+A :class:`Table` is one engine game plus, for the state it is in, the legal
+actions' indices (computed once per state, not once per query) and each
+player's encoded observation (computed only when asked for: a loop that
+reads masks alone never pays for the encoding).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..engine import Action, Game, Manifest, Options, default_manifest, observe
+from .actions import ActionTable
+from .observation import ObservationEncoder
+
+AGENTS = ("player_1", "player_2")
+_SEED_TAG = b"basilica-p2p/env/v1\x00"
+
+
+@dataclass(frozen=True)
+class Setting:
+    """The game every episode plays: ruleset, festum, and the component list."""
+
+    ruleset: str = "portal2022"
+    festum: bool = False
+    festum_removal: bool = False
+    manifest: Manifest | None = None
+
+    @property
+    def options(self) -> Options:
+        return Options(self.ruleset, self.festum, self.festum_removal)  # type: ignore[arg-type]
+
+    def the_manifest(self) -> Manifest:
+        return self.manifest if self.manifest is not None else default_manifest()
+
+
+def game_seed(seed: int | None, episode: int) -> bytes:
+    """The engine's 32-byte seed for an episode: ``reset(seed=s)`` gives the same game for
+    the same ``s``; ``reset()`` without a seed gives the next game of the last seed's series."""
+    text = f"{0 if seed is None else int(seed)}/{episode}".encode()
+    return hashlib.sha256(_SEED_TAG + text).digest()
+
+
+class Table:
+    """An engine game with the current state's mask and observations cached."""
+
+    def __init__(self, setting: Setting) -> None:
+        self.setting = setting
+        self.manifest = setting.the_manifest()
+        self.options = setting.options
+        self.actions = ActionTable(jesters=max(1, self.manifest.promotion_tokens))
+        self.encoder = ObservationEncoder(self.manifest)
+        self.game: Game | None = None
+        self._by_index: dict[int, Action] | None = None
+        self._mask: np.ndarray | None = None
+        self._obs: dict[int, np.ndarray] = {}
+
+    def new_game(self, seed: bytes) -> Game:
+        self.game = Game.new(self.manifest, self.options, seed)
+        self._forget()
+        return self.game
+
+    def _forget(self) -> None:
+        self._by_index = None
+        self._mask = None
+        self._obs = {}
+
+    def _legal(self) -> dict[int, Action]:
+        if self._by_index is None:
+            assert self.game is not None
+            idx, acts = self.actions.indices(self.game.legal_actions())
+            self._by_index = dict(zip(idx, acts))
+        return self._by_index
+
+    def legal_indices(self) -> list[int]:
+        return list(self._legal())
+
+    def mask(self) -> np.ndarray:
+        """The legal actions of the player to move as 0/1 int8 (shared: do not write to it)."""
+        if self._mask is None:
+            m = np.zeros(self.actions.size, np.int8)
+            m[list(self._legal())] = 1
+            self._mask = m
+        return self._mask
+
+    def action(self, index: int) -> Action | None:
+        """The legal action of ``index`` now, or None if it is not legal."""
+        return self._legal().get(int(index))
+
+    def apply(self, action: Action) -> None:
+        assert self.game is not None
+        self.game.apply(action)
+        self._forget()
+
+    def observation(self, player: int) -> np.ndarray:
+        """``player``'s encoded observation of the current state (a fresh copy each time)."""
+        v = self._obs.get(player)
+        if v is None:
+            assert self.game is not None
+            v = self.encoder.encode(observe(self.game, player))
+            self._obs[player] = v
+        return v.copy()
+
+
+def outcome(game: Game, player: int) -> float:
+    """+1 for a win, -1 for a loss, 0 for a shared victory (or a game still going)."""
+    w = game.winner()
+    if not game.over or w is None:
+        return 0.0
+    return 1.0 if w == player else -1.0

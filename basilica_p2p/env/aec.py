@@ -1,0 +1,117 @@
+"""Basilica as a PettingZoo AEC environment (both rulesets, festum).
+
+``env()`` is the environment to use: illegal actions end the game with the
+offender losing (PettingZoo's ``TerminateIllegalWrapper``).  ``raw_env``
+is the bare environment, which raises on an illegal action.  The agent to
+act is whoever the engine asks, so an agent may act twice in a row and
+answers the other's paid orders, CONFUSE and Jester choices.  Rewards are
+given at the end: +1 win, -1 loss, 0 shared victory (docs/rl.md).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from gymnasium import spaces
+from pettingzoo import AECEnv
+from pettingzoo.utils import wrappers
+
+from ..engine import Manifest
+from ..render import render_board
+from ._core import AGENTS, Setting, Table, game_seed, outcome
+
+OBS_BOUND = 10.0  # every encoded value lies in [-10, 10] (scores are scaled by 50)
+
+
+def observation_space(table: Table) -> spaces.Dict:
+    return spaces.Dict({
+        "observation": spaces.Box(-OBS_BOUND, OBS_BOUND, (table.encoder.size,), np.float32),
+        "action_mask": spaces.Box(0, 1, (table.actions.size,), np.int8),
+    })
+
+
+class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
+    metadata = {"name": "basilica_v0", "render_modes": ["ansi"], "is_parallelizable": False}
+
+    def __init__(self, ruleset: str = "portal2022", festum: bool = False, festum_removal: bool = False,
+                 manifest: Manifest | None = None, render_mode: str | None = None) -> None:
+        super().__init__()
+        if render_mode not in (None, "ansi"):
+            raise ValueError(f"render_mode {render_mode!r} is not supported (only 'ansi')")
+        self.render_mode = render_mode
+        self.table = Table(Setting(ruleset, festum, festum_removal, manifest))
+        self.possible_agents = list(AGENTS)
+        self._obs_space = observation_space(self.table)
+        self._act_space = spaces.Discrete(self.table.actions.size)
+        self._seed: int | None = None
+        self._episode = 0
+
+    def observation_space(self, agent: str) -> spaces.Dict:
+        return self._obs_space
+
+    def action_space(self, agent: str) -> spaces.Discrete:
+        return self._act_space
+
+    def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
+        if seed is not None:
+            self._seed, self._episode = seed, 0
+        game = self.table.new_game(game_seed(self._seed, self._episode))
+        self._episode += 1
+        self.agents = list(AGENTS)
+        self.rewards = {a: 0.0 for a in self.agents}
+        self._cumulative_rewards = {a: 0.0 for a in self.agents}
+        self.terminations = {a: False for a in self.agents}
+        self.truncations = {a: False for a in self.agents}
+        self.infos: dict[str, dict[str, Any]] = {a: {} for a in self.agents}
+        assert game.to_move is not None
+        self.agent_selection = AGENTS[game.to_move]
+
+    def action_mask(self, agent: str) -> np.ndarray:
+        """The agent's legal actions as 0/1 (all 0 when it is not to act); read-only."""
+        if agent != self.agent_selection or self.terminations.get(agent, True):
+            return np.zeros(self.table.actions.size, np.int8)
+        return self.table.mask()
+
+    def observe(self, agent: str) -> dict[str, np.ndarray]:
+        return {"observation": self.table.observation(AGENTS.index(agent)),
+                "action_mask": self.action_mask(agent).copy()}
+
+    def step(self, action: int) -> None:
+        agent = self.agent_selection
+        if self.terminations[agent] or self.truncations[agent]:
+            self._was_dead_step(action)
+            return
+        act = self.table.action(action)
+        if act is None:
+            raise ValueError(f"action {action} is not legal for {agent} now (see the action_mask)")
+        self._cumulative_rewards[agent] = 0.0
+        self.table.apply(act)
+        game = self.table.game
+        assert game is not None
+        if game.over:
+            for i, a in enumerate(AGENTS):
+                self.rewards[a] = outcome(game, i)
+                self.terminations[a] = True
+            # Both agents see the end: each then steps once with None, as PettingZoo expects.
+            self.agent_selection = AGENTS[1 - AGENTS.index(agent)]
+        else:
+            assert game.to_move is not None
+            self.agent_selection = AGENTS[game.to_move]
+        self._accumulate_rewards()
+
+    def render(self) -> str | None:
+        if self.render_mode is None or self.table.game is None:
+            return None
+        return render_board(self.table.game)
+
+    def close(self) -> None:
+        pass
+
+
+def env(**kwargs: Any) -> AECEnv:
+    """The environment with PettingZoo's usual wrappers: an illegal action loses the game."""
+    e: AECEnv = raw_env(**kwargs)
+    e = wrappers.TerminateIllegalWrapper(e, illegal_reward=-1)
+    e = wrappers.AssertOutOfBoundsWrapper(e)
+    return wrappers.OrderEnforcingWrapper(e)
