@@ -1,0 +1,447 @@
+"""The full-screen app: the board, the market, the log, and a choice made by click or keys.
+
+A choice is built as notation (docs/notation.md) in the box at the bottom:
+clicking a market space writes ``V2:``, a highlighted cell adds ``b3``,
+typing does the same.  The list under the box holds the legal actions that
+start with what is there; once the box holds a whole legal action, the
+preview says what it will do, and Enter (or Confirm, or a second click)
+plays it.  Nothing is sent before that.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from collections.abc import Callable
+from typing import Any
+
+from rich.text import Text
+from textual import events
+from textual.app import App, ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.widgets import Button, Label, OptionList, RichLog, Static
+from textual.widgets.option_list import Option
+
+from ..bots import TakeBack
+from ..engine import format_cell, parse_action, parse_cell
+from ..tui.help import NOTATION, rules_text
+from ..tui.player import Resign
+from ..tui.screen import decision_line, status_line
+from .bridge import AppPlayer, ClocksChanged, GameChanged, GameEnded
+from .model import Entry, Snapshot, candidates, next_cells, normalise, pairing_warning, preview
+from .widgets import (
+    Cathedral, Clocks, MarketSlot, NotationInput, Players, Question, ScoringScreen, TextScreen, Track, colour_legend,
+)
+
+MAX_CHOICES = 300  # listed under the box; more are reached by typing
+LOG_STYLE = {"you": "", "them": "bold", "note": "italic", "scoring": "bold yellow", "detail": "dim",
+             "result": "bold reverse"}
+
+KEYS = """\
+Keys and mouse
+  click V1-V3      place that vault (then click a highlighted cell)
+  click O1-O3      carry out that order (then its highlighted cells)
+  click a cell     pick a highlighted target; click it again to play it
+  type notation    V2:b3, O1:c2-c3, B:b3, pass ... (the box at the bottom)
+  Up/Down          move in the list of legal actions; Enter picks one
+  Enter, Confirm   play the action once the preview shows it
+  Esc              start the choice over
+  s                every scoring, area by area (Left/Right between them)
+  l                the whole log;   ? this help
+  u                undo: back to your previous decision (a local game against a bot)
+  q, Ctrl-C, Ctrl-D  leave the game (asks first: leaving is a forfeit)
+(one-letter keys work while the box is empty)"""
+
+
+class BasilicaApp(App[None]):
+    """One person's game; ``work`` plays it in a worker thread and returns its result."""
+
+    TITLE = "Basilica"
+    ENABLE_COMMAND_PALETTE = False
+    CSS = """
+    #status { height: 1; }
+    #status-text { width: 1fr; }
+    #clocks { width: auto; }
+    #main { height: 1fr; }
+    #board { width: 51; height: 1fr; }
+    #side { width: 1fr; min-width: 30; }
+    #market { height: 4; }
+    #log { height: 1fr; border-top: solid $accent; }
+    #decide { height: auto; max-height: 12; border-top: solid $accent; }
+    #decision, #notes, #preview { height: auto; }
+    #entry { height: 1; }
+    #notation { border: none; height: 1; padding: 0; width: 1fr; }
+    #confirm { border: none; height: 1; min-width: 9; width: 9; }
+    #choices { height: auto; max-height: 4; border: none; padding: 0; }
+    #keys { height: 1; background: $panel; }
+    """
+    BINDINGS = [
+        Binding("q", "leave", "Leave"),
+        Binding("ctrl+c", "leave", "Leave", priority=True, show=False),
+        Binding("ctrl+d", "leave", "Leave", priority=True, show=False),
+        Binding("u", "undo", "Undo"),
+        Binding("s", "scorings", "Scorings"),
+        Binding("l", "log", "Log"),
+        Binding("question_mark", "help", "Help"),
+        Binding("escape", "clear", "Start over"),
+    ]
+
+    def __init__(self, player: AppPlayer, work: Callable[[], Any] | None = None) -> None:
+        super().__init__()
+        self.player = player
+        self.work = work
+        self.snap: Snapshot | None = None
+        self.result: Any = None
+        self.error: BaseException | None = None
+        self.finished = False  # the game's thread is done
+        self.leaving = False
+        self._shown: tuple[Entry, ...] = ()
+        self._scorings_seen = 0
+        self._thread: threading.Thread | None = None
+        player.attach(self)
+
+    # --- building the screen ------------------------------------------------------------
+
+    def compose(self) -> ComposeResult:
+        with Horizontal(id="status"):
+            yield Static("Basilica: waiting for the game to start...", id="status-text")
+            yield Clocks(id="clocks")
+        with Horizontal(id="main"):
+            with VerticalScroll(id="board"):
+                yield Cathedral(id="cathedral")
+                yield Track(id="track")
+                yield Players(id="players")
+            with Vertical(id="side"):
+                with Horizontal(id="market"):
+                    for k in (1, 2, 3):
+                        yield MarketSlot(k, id=f"slot{k}")
+                yield RichLog(id="log", wrap=True, markup=False, auto_scroll=True, min_width=20)
+        with Vertical(id="decide"):
+            yield Static(id="decision")
+            yield Static(id="notes")
+            yield Static(id="preview")
+            with Horizontal(id="entry"):
+                yield Label("> ")
+                yield NotationInput(id="notation", placeholder="click a market space, or type notation (? help)")
+                yield Button("Confirm", id="confirm", compact=True)
+            yield OptionList(id="choices")
+        yield Static(id="keys")
+
+    def on_mount(self) -> None:
+        self.begin_capture_print(self)  # the session's messages (an invite, a reconnection) go to the log
+        self.query_one("#notation").focus()
+        if self.work is not None:
+            self._thread = threading.Thread(target=self._play, name="basilica-game", daemon=True)
+            self._thread.start()
+
+    def _play(self) -> None:
+        assert self.work is not None
+        error: BaseException | None = None
+        try:
+            self.result = self.work()
+        except BaseException as e:  # handed to the main thread, which raises it after the app closes
+            error = e
+        self.error = error
+        self.post_message(GameEnded(error))
+
+    def join(self, timeout: float) -> None:
+        if self._thread is not None:
+            self._thread.join(timeout)
+
+    # --- told by the game -----------------------------------------------------------------
+
+    def on_game_changed(self, message: GameChanged) -> None:
+        old = self.snap
+        self.snap = snap = message.snapshot
+        if snap.deciding and not (old is not None and old.deciding and old.legal == snap.legal):
+            self.query_one("#notation", NotationInput).value = ""
+        self._draw()
+        if len(snap.scorings) > self._scorings_seen:  # a new scoring: shown until dismissed
+            self._scorings_seen = len(snap.scorings)
+            self._open_scorings()
+        self._scorings_seen = len(snap.scorings)  # fewer after a take-back
+
+    def on_clocks_changed(self, message: ClocksChanged) -> None:
+        self.query_one(Clocks).show(message.view)
+
+    def on_game_ended(self, message: GameEnded) -> None:
+        self.finished = True
+        if self.leaving or message.error is not None:
+            self.exit()
+            return
+        self._draw()
+
+    def on_print(self, event: events.Print) -> None:
+        text = event.text.rstrip("\n")
+        if text.strip():
+            self.query_one(RichLog).write(Text(text, style="italic"))
+
+    # --- drawing ----------------------------------------------------------------------------
+
+    def _prefix(self) -> str:
+        return normalise(self.query_one("#notation", NotationInput).value)
+
+    def _draw(self) -> None:
+        snap = self.snap
+        if snap is None:
+            return
+        obs = snap.view
+        if obs is not None:
+            line = status_line(obs, snap.names)
+            self.query_one("#status-text", Static).update(line)
+            self.query_one(Track).show(obs)
+            self.query_one(Players).show(obs, snap.names)
+        self._draw_log(snap)
+        self._draw_choice()
+        self._draw_keys()
+
+    def _draw_keys(self) -> None:
+        """The keys, always in view (a footer would hide the one-letter keys while the box has focus)."""
+        keys = [("q", "leave")]
+        if self.player.undo and self.snap is not None and self.snap.can_undo:
+            keys.append(("u", "undo"))
+        keys += [("s", "scorings"), ("l", "log"), ("?", "help")]
+        if self.snap is not None and self.snap.deciding:
+            keys += [("Enter", "play"), ("Esc", "start over")]
+        line = Text()
+        for k, what in keys:
+            line.append(f" {k} ", style="bold reverse").append(f" {what}  ")
+        self.query_one("#keys", Static).update(line)
+
+    def _draw_log(self, snap: Snapshot) -> None:
+        log = self.query_one(RichLog)
+        shown = self._shown
+        if snap.entries[: len(shown)] != shown:  # a take-back: the log is told again from the start
+            log.clear()
+            shown = ()
+        turn = shown[-1].turn if shown else -1
+        for e in snap.entries[len(shown):]:
+            if e.turn != turn and e.turn > 0:
+                log.write(Text(f"-- turn {e.turn}", style="dim"))
+                turn = e.turn
+            log.write(Text(("  " if e.kind == "detail" else "") + e.text, style=LOG_STYLE.get(e.kind, "")))
+        self._shown = snap.entries
+
+    def _draw_choice(self) -> None:
+        """The highlights, the list of actions and the preview, for what the box holds now."""
+        snap = self.snap
+        if snap is None:
+            return
+        obs = snap.view
+        prefix = self._prefix() if snap.deciding else ""
+        legal = snap.legal
+        cells = next_cells(legal, prefix) if snap.deciding else {}
+        chosen = {parse_cell(m.group(0)) for m in re.finditer(r"[a-e][0-9]+", prefix.partition(":")[2] or prefix)}
+        self.query_one(Cathedral).show(obs, frozenset(cells), frozenset(chosen))
+        for k in (1, 2, 3):
+            picked = prefix[:1] if prefix[:2] in (f"V{k}", f"O{k}") else ""
+            usable = (any(t.startswith(f"O{k}:") for t in legal), any(t.startswith(f"V{k}:") for t in legal))
+            self.query_one(f"#slot{k}", MarketSlot).show(obs, picked, usable)
+        decision = self.query_one("#decision", Static)
+        notes = self.query_one("#notes", Static)
+        choices = self.query_one("#choices", OptionList)
+        if obs is None:
+            return
+        if snap.result:
+            decision.update(Text(snap.result + ("  (q leaves, s shows every scoring, l the log)"
+                                                if self.finished else ""), style="bold"))
+        elif snap.deciding:
+            decision.update(decision_line(obs, snap.names))
+        else:
+            decision.update(Text(snap.waiting or "", style="dim"))
+        notes.update(Text("\n".join(snap.notes), style="bold reverse") if snap.notes else "")
+        notes.display = bool(snap.notes)
+        cands = candidates(legal, prefix)
+        choices.clear_options()
+        choices.add_options([Option(t, id=t) for t in cands[:MAX_CHOICES]])
+        if prefix in legal:
+            choices.highlighted = cands.index(prefix)
+        self.query_one("#preview", Static).update(self._preview(snap, prefix, cells, cands))
+
+    def _preview(self, snap: Snapshot, prefix: str, cells: dict[int, str], cands: list[str]) -> Text:
+        obs = snap.view
+        if obs is None or not snap.deciding:
+            return Text("")
+        lines: list[tuple[str, str]] = []
+        if prefix in snap.legal:
+            said = preview(obs, parse_action(prefix), snap.names, self.player.manifest)
+            lines += [(said[0], "bold"), *((s, "bold red" if s.startswith("Taking V") else "") for s in said[1:])]
+            lines.append(("Enter (or Confirm, or the same cell again) plays it; Esc starts over.", "dim"))
+            return Text("\n").join(Text(t, style=s) for t, s in lines)
+        if not cands:
+            return Text(f"No legal action starts with {prefix!r}: Esc starts over (? for help).", style="red")
+        warning = pairing_warning(obs, prefix)
+        if warning:
+            lines.append((warning, "bold red"))
+        m = re.match(r"O([1-3])", prefix)
+        face = obs.orders[int(m.group(1)) - 1] if m else None
+        if face is not None:
+            lines.append((rules_text(face.order.value), ""))
+        if cells:
+            lines.append((f"Pick a highlighted cell ({' '.join(sorted(_name(c) for c in cells))}), or type it.", ""))
+        elif not prefix and any(t[:1] in "VO" and t[1:2].isdigit() for t in snap.legal):
+            lines.append(("Your turn: click a market space (V1-V3 places that vault, O1-O3 carries out that "
+                          "order), then a highlighted cell. ? explains the rules.", ""))
+        else:
+            lines.append(("Choose one of the actions listed below (Up/Down and Enter, or a click).", ""))
+        return Text("\n").join(Text(t, style=s) for t, s in lines)
+
+    # --- choosing ------------------------------------------------------------------------------
+
+    def on_input_changed(self, message: NotationInput.Changed) -> None:
+        self._draw_choice()
+
+    def on_input_submitted(self, message: NotationInput.Submitted) -> None:
+        self.action_confirm()
+
+    def on_button_pressed(self, message: Button.Pressed) -> None:
+        if message.button.id == "confirm":
+            self.action_confirm()
+
+    def on_option_list_option_selected(self, message: OptionList.OptionSelected) -> None:
+        text = message.option.id or ""
+        if text == self._prefix():
+            self.action_confirm()
+        else:
+            self._set(text)
+
+    def on_cathedral_cell_clicked(self, message: Cathedral.CellClicked) -> None:
+        snap = self.snap
+        if snap is None or not snap.deciding:
+            return
+        prefix = self._prefix()
+        cells = next_cells(snap.legal, prefix)
+        if message.cell in cells:
+            self._set(cells[message.cell])
+        elif prefix in snap.legal and re.search(_name(message.cell) + r"(?![0-9])", prefix):
+            self.action_confirm()  # the same cell again: play it
+        else:
+            self.bell()
+
+    def on_market_slot_space_clicked(self, message: MarketSlot.SpaceClicked) -> None:
+        snap = self.snap
+        if snap is None or not snap.deciding:
+            return
+        head = f"{message.kind}{message.space}"
+        if self._prefix().startswith(head):
+            self._set("")
+        elif not any(t.startswith(head + ":") for t in snap.legal):
+            self.query_one("#preview", Static).update(Text(
+                f"{head} cannot be taken now" + (": an order needs a target it can act on (its highlighted cells)"
+                                                 if message.kind == "O" else "") + ".", style="red"))
+        else:
+            self._set(head + ":")
+
+    def _set(self, text: str) -> None:
+        box = self.query_one("#notation", NotationInput)
+        box.value = text
+        box.cursor_position = len(text)
+        box.focus()
+
+    def action_move_choice(self, by: int) -> None:
+        choices = self.query_one("#choices", OptionList)
+        if choices.option_count:
+            now = choices.highlighted
+            choices.highlighted = 0 if now is None else max(0, min(choices.option_count - 1, now + by))
+            option = choices.get_option_at_index(choices.highlighted)
+            self._set(option.id or "")
+
+    def action_confirm(self) -> None:
+        snap = self.snap
+        if snap is None or not snap.deciding:
+            return
+        prefix = self._prefix()
+        if prefix in snap.legal:
+            self.snap = Snapshot(snap.names, snap.seat, snap.view, snap.entries, snap.scorings)  # answered
+            self._set("")
+            self.player.answer(parse_action(prefix))
+            return
+        cands = candidates(snap.legal, prefix)
+        if len(cands) == 1:
+            self._set(cands[0])
+        else:
+            choices = self.query_one("#choices", OptionList)
+            if choices.highlighted is not None and choices.option_count:
+                self._set(choices.get_option_at_index(choices.highlighted).id or "")
+
+    def action_clear(self) -> None:
+        self._set("")
+
+    # --- the other keys ----------------------------------------------------------------------
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "undo":
+            if not self.player.undo:
+                return False  # only offered in a local game against a bot
+            return True if self.snap is not None and self.snap.can_undo else None
+        return True
+
+    def action_undo(self) -> None:
+        snap = self.snap
+        if snap is not None and snap.can_undo:
+            self.snap = Snapshot(snap.names, snap.seat, snap.view, snap.entries, snap.scorings)
+            self.player.answer(TakeBack(1))
+
+    def _open_scorings(self) -> None:
+        snap = self.snap
+        scorings = snap.scorings if snap is not None else ()
+        footer = snap.result if snap is not None else ""
+        if isinstance(self.screen, ScoringScreen):
+            self.screen.dismiss(None)
+        self.push_screen(ScoringScreen(scorings, -1, footer))
+
+    def action_scorings(self) -> None:
+        self._open_scorings()
+
+    def action_log(self) -> None:
+        snap = self.snap
+        text = Text()
+        turn = -1
+        for e in snap.entries if snap is not None else ():
+            if e.turn != turn and e.turn > 0:
+                text.append(f"-- turn {e.turn}\n", style="dim")
+                turn = e.turn
+            text.append(("  " if e.kind == "detail" else "") + e.text + "\n", style=LOG_STYLE.get(e.kind, ""))
+        self.push_screen(TextScreen(text or Text("Nothing in the log yet.")))
+
+    def action_help(self) -> None:
+        text = Text(KEYS + "\n\n", style="")
+        text.append(rules_text("turn") + "\n\n" + rules_text("scoring") + "\n\n" + rules_text("ranks") + "\n\n")
+        text.append(NOTATION + "\n")
+        text.append_text(colour_legend())
+        self.push_screen(TextScreen(text))
+
+    def action_leave(self) -> None:
+        if self.finished:
+            self.exit()
+            return
+        if isinstance(self.screen, Question):
+            return
+        snap = self.snap
+        deciding = snap is not None and snap.deciding
+        if self.player.network and not deciding:
+            question = ("Stop now? The game stops here without a forfeit: 'basilica resume' on both sides goes "
+                        "on with it later.")
+        else:
+            question = "Leave the game? Leaving is a forfeit: you lose this game."
+        self.push_screen(Question(question), self._left)
+
+    def _left(self, yes: bool | None) -> None:
+        if not yes:
+            return
+        self.leaving = True
+        snap = self.snap
+        if snap is not None and snap.deciding:
+            seat = snap.seat
+            self.snap = Snapshot(snap.names, snap.seat, snap.view, snap.entries, snap.scorings)
+            self.player.answer(Resign(snap.names[seat] if seat is not None else self.player.name, seat))
+        elif self.player.network:
+            self.exit()  # the caller stops the session: no forfeit, the game can be resumed
+        else:
+            self.player.resign_pending = True
+            self.query_one("#decision", Static).update(Text("Leaving at your next decision...", style="bold"))
+
+
+def _name(cell: int) -> str:
+    return format_cell(cell)

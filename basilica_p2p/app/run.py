@@ -1,0 +1,71 @@
+"""Running a game under the app: the app in this (the main) thread, the game in a worker.
+
+Textual runs on asyncio and a network game on trio, so they never share a
+thread: the game runs in the app's worker thread and talks to it through
+:class:`AppPlayer`.  ``work`` is whatever plays the game (``play_local`` or
+``trio.run`` of a session); its result, or what it raised, comes back here
+once the app has closed, so the caller reports it on a normal terminal.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
+
+from .app import BasilicaApp
+from .bridge import AppPlayer
+
+T = TypeVar("T")
+GRACE = 30.0  # seconds the game's thread gets to record a forfeit after the app has closed
+
+
+def run_in_app(player: AppPlayer, work: Callable[[], T]) -> T:
+    """Play ``work()`` with ``player`` shown in the app; its result, or its exception re-raised."""
+    app = BasilicaApp(player, work)
+    app.run()
+    if not app.finished:
+        # The app closed while the game went on (left during a network game, or the window
+        # went away): a decision still waited for is a forfeit, a network game is stopped.
+        player.abandon()
+        if player.stopper is not None:
+            player.stopper()
+        app.join(GRACE)
+    if app.error is not None:
+        raise app.error
+    return app.result  # type: ignore[no-any-return]
+
+
+def stoppable(player: AppPlayer, coro_fn: Callable[[], Awaitable[Any]]) -> Callable[[], Awaitable[Any]]:
+    """A network game the person can stop from the app without a forfeit, as Ctrl-C stops the
+    line client's: it ends as if interrupted, so the caller prints how to resume it."""
+    import trio
+
+    async def run() -> Any:
+        token = trio.lowlevel.current_trio_token()
+        with trio.CancelScope() as scope:
+            def stop() -> None:
+                try:
+                    trio.from_thread.run_sync(scope.cancel, trio_token=token)
+                except trio.RunFinishedError:
+                    pass  # the game had ended anyway
+
+            player.stopper = stop
+            return await coro_fn()
+        raise KeyboardInterrupt  # stopped by the person: the game is not finished
+
+    return run
+
+
+def wants_app(plain: bool) -> bool:
+    """The app unless asked for the line client, or unless this is no terminal (a script's pipe),
+    or the app is being served as a web page (textual-serve sets the driver)."""
+    if plain:
+        return False
+    if os.environ.get("TEXTUAL_DRIVER", "").endswith("WebDriver"):
+        return True
+    try:
+        return sys.stdin.isatty() and sys.stdout.isatty() and os.environ.get("TERM", "") != "dumb"
+    except (AttributeError, ValueError):
+        return False
