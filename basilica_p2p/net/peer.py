@@ -8,7 +8,7 @@ second, ...), and player 1 always speaks first.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import trio
@@ -106,6 +106,9 @@ async def play_games(stream: trio.abc.Stream | FramedStream, hosting: bool, conf
                 raise PeerGone(text) from None
             config.current = None
             reports.append(report)
+            if config.settings.clock is None and report.clock is not None:
+                # A joiner took the host's clock: its next hello (as player 1) names it too.
+                config.settings = replace(config.settings, clock=report.clock)
             if report.sidecar is not None and not config.keep_session:
                 if report.delivered:
                     forget_session(report.sidecar)

@@ -13,18 +13,21 @@ from __future__ import annotations
 
 import os
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
 import trio
 
-from .. import __version__, safefile
+from .. import safefile
 from ..bots.external import NETWORK_SHARE, BotFailed, bot_label, checked_choose
+from ..clock import Clocks, TimeControl, TimeControlError
 from ..engine import Action, Game, Manifest, Observation, Options, format_action, observe
 from ..identity import Identity, fingerprint
 from ..referee import GENESIS, HIDDEN_DEAL, GameSpec, Outcome, Referee
 from ..replay.file import Header, ReplayWriter
+from ..replay.local import hello_body as _hello_body
+from ..replay.local import show_clocks
 from ..wire import (
     Envelope,
     ProtocolError,
@@ -34,7 +37,6 @@ from ..wire import (
     open_envelope,
     seal,
 )
-from ..wire.envelope import PROTOCOL_VERSION
 from .framing import ENVELOPE, Frame, FramedStream, PeerBye, PeerClosed, PeerTimeout
 from ..names import shown
 from .ledger import GameLedger, LedgerError
@@ -70,6 +72,15 @@ class Settings:
     # Between strangers the stack must stay face down: the hidden deal is the network default,
     # and commit-reveal-v1 is played only when both sides ask for it (a hello field).
     shuffle: str = HIDDEN_DEAL
+    clock: TimeControl | None = None  # both sides must ask for the same one (protocol 2)
+
+
+# The lag allowance taken off the peer's measured thinking time: the round trip measured
+# between an action and its acknowledgement, this much before any was measured, and never
+# more than MAX_LAG (a peer that slows its acknowledgements cannot buy more; docs/clocks.md).
+FIRST_LAG = 0.5
+MAX_LAG = 2.0
+DECISIONS = ("action", "jcommit")
 
 
 class SessionError(Exception):
@@ -119,6 +130,7 @@ class GameReport:
     # The peer holds every record we hold: the last one is its own, so it has read all
     # before it.  Otherwise our last message may not have reached it yet.
     delivered: bool = False
+    clock: TimeControl | None = None  # the game's time control (a joiner takes the host's)
 
 
 @dataclass
@@ -135,6 +147,7 @@ class _Side:
     prefetch: _Prefetch | None = None  # our next decision, being chosen while the peer acknowledges
     resent: int = 0  # after a resume: how many messages the peer is sending back from its file
     deal_secret: bytes = b""  # sra-p256-v1: our deal secret (every deal step and share follows from it)
+    clocks: Clocks | None = None  # a game with a clock: both, as this side measures them
 
     @trio.lowlevel.enable_ki_protection  # never half-written by Ctrl-C (atomic anyway: a rename)
     def save(self) -> None:
@@ -191,12 +204,7 @@ def printable(text: object, limit: int = 300) -> str:
 
 
 def hello_body(me: Identity, settings: Settings) -> dict[str, Any]:
-    o = settings.options
-    return {
-        "protocol": PROTOCOL_VERSION, "software": f"basilica-p2p {__version__}", "ruleset": o.ruleset.value,
-        "festum": o.festum, "removal": o.festum_removal, "manifest": bytes.fromhex(settings.manifest.hash),
-        "name": me.name, "shuffle": settings.shuffle,
-    }
+    return _hello_body(me, settings.options, settings.manifest, settings.shuffle, settings.clock)
 
 
 def differences(ours: dict[str, Any], theirs: dict[str, Any]) -> list[str]:
@@ -209,14 +217,24 @@ def differences(ours: dict[str, Any], theirs: dict[str, Any]) -> list[str]:
         return str(v)
 
     out = []
+    clocks = ("clock", "clock (--clock)")
+    if ours.get("clock") != theirs.get("clock"):
+        # A hello with a clock is protocol 2: say what differs, not the version it implies.
+        ours, theirs = ({**h, "protocol": 0, "clock": _clock_words(h.get("clock"))} for h in (ours, theirs))
     for key, label in (("protocol", "protocol version"), ("ruleset", "ruleset"), ("festum", "festum expansion"),
                        ("removal", "festum removal of 6 tiles"), ("manifest", "manifest"),
-                       ("shuffle", "shuffle scheme")):
-        a, b = ours[key], theirs[key]
+                       ("shuffle", "shuffle scheme"), clocks):
+        a, b = ours.get(key), theirs.get(key)
         if a != b:
             out.append(f"{label}: {printable(ours['name'], 64)} has {show(a)}, "
                        f"{printable(theirs['name'], 64)} has {show(b)}")
     return out
+
+
+def _clock_words(clock: Any) -> str:
+    if isinstance(clock, list) and len(clock) == 2:
+        return f"{clock[0]}+{clock[1]}"
+    return "none"
 
 
 class Connection:
@@ -453,7 +471,8 @@ async def continue_game(
     if game is None:  # a forfeit before the setup
         game = Game.new(side.ref.spec.manifest, side.ref.spec.options, bytes(32))
     delivered = open_envelope(side.records[-1]).sender != me.public
-    return GameReport(side.writer.path, seat, peer_name, side.ref.outcome, game, side.sidecar, delivered)
+    return GameReport(side.writer.path, seat, peer_name, side.ref.outcome, game, side.sidecar, delivered,
+                      side.ref.spec.clock)
 
 
 def forget_session(sidecar: Path | None) -> None:
@@ -489,6 +508,15 @@ async def _handshake(
             _check_hello(first, first.game, 0, GENESIS)
             theirs = first.body
             game = first.game
+            if settings.clock is None and "clock" in theirs:
+                # The clock is the host's to set (--clock): player 2 without one takes it.
+                try:
+                    settings = replace(settings, clock=TimeControl.from_wire(theirs["clock"]))
+                except TimeControlError as e:
+                    await conn.tell_error(f"bad clock in the hello: {e}")
+                    raise BadHello(f"the peer's hello asks for an impossible clock: {e}") from None
+                mine = hello_body(me, settings)
+                log(f"clocks: {settings.clock} (minutes each, plus seconds per decision), as the host set them")
     except PeerTimeout:
         raise PeerGone(f"no hello within {conn.timeouts.handshake:g} s") from None
     except PeerMisbehaved as e:
@@ -536,7 +564,7 @@ async def _handshake(
         second = seal(me.key, game, 1, first.hash, "hello", mine)
     names = (first.body["name"], second.body["name"])
     spec = GameSpec(game, (first.sender, second.sender), names, settings.options, settings.manifest,
-                    settings.shuffle)
+                    settings.shuffle, settings.clock)
     # Drawn now and written to the session file below, before the replay holds anything: every
     # deal step and share of ours is a function of it, so a resume must find the same one.
     secret = os.urandom(32) if settings.shuffle == HIDDEN_DEAL else b""
@@ -545,7 +573,7 @@ async def _handshake(
     ref.feed(second)
     header = Header(settings.options.ruleset.value, settings.options.festum, settings.options.festum_removal,
                     bytes.fromhex(settings.manifest.hash), game, ((first.sender, names[0]), (second.sender, names[1])),
-                    shuffle=settings.shuffle)
+                    protocol=spec.protocol, shuffle=settings.shuffle, clock=settings.clock)
     path = replay_dir / f"{game.hex()[:16]}-{'p1' if seat == 0 else 'p2'}.replay"
     if path.exists():
         await conn.tell_error("that game id is already taken")
@@ -556,6 +584,8 @@ async def _handshake(
         await conn.tell_error("the other side cannot record the game")
         raise SessionError(f"cannot create {path}: {e.strerror}") from None
     side = _Side(ref, writer, deal_secret=secret)
+    if settings.clock is not None:
+        side.clocks = Clocks(settings.clock, names, seat)
     if resume_info is not None:
         # Written before anything is recorded in the replay: a replay never exists without
         # the file that says how to resume it (a kill in between left one unresumable).
@@ -597,13 +627,22 @@ async def _play(
     ref = side.ref
     if conn.timeouts.move is not None and callable(getattr(agent, "limit_time", None)):
         agent.limit_time(NETWORK_SHARE * conn.timeouts.move)  # a cmd: bot answers before a --move-time claim
+    clocks = side.clocks
     while not ref.finished:
         step, who = ref.waiting_for()
         turn = ref.game.turn if ref.game is not None else 0
         plies = len(ref.game.history) if ref.game is not None else 0
+        # A decision is timed from the moment this side's referee says it is due.
+        timed = clocks is not None and step in DECISIONS and not side.resent
+        if clocks is not None and timed and clocks.running is None:
+            clocks.start(who, trio.current_time())
+            show_clocks({seat: agent}, clocks, trio.current_time())
         if who == seat and not side.resent:
             try:
                 env = await _make(me, seat, agent, side, step, conn)
+            except _OwnFlag:
+                await _await_claim(conn, side, seat, agent, log)
+                return
             except BotFailed as e:
                 # Our player failed (raised, answered an illegal action; a cmd: bot also
                 # crashed, hung or broke its protocol): we resign, signed, so that both
@@ -635,9 +674,14 @@ async def _play(
             thinking = step in ("action", "jcommit") and not side.resent
             limit = conn.timeouts.move if thinking else conn.timeouts.handshake
             deadline = None if limit is None else trio.current_time() + limit
+            lag = lag_allowance(conn.round_trips)
+            flag_at = clocks.deadline(lag) if clocks is not None and timed else None
             try:
-                raw = await conn.receive_envelope(deadline)
+                raw = await conn.receive_envelope(flag_at if deadline is None else min(deadline, flag_at or deadline))
             except PeerTimeout as e:
+                if clocks is not None and flag_at is not None and trio.current_time() >= flag_at:
+                    await _claim_on_time(conn, me, side, seat, agent, lag)
+                    return
                 late = deadline is not None and trio.current_time() >= deadline
                 game = ref.game
                 # A hidden deal's secrets come after the board's decision but before the
@@ -651,8 +695,11 @@ async def _play(
                 raise PeerGone(f"the connection ended: {e}") from None
             # While catching up, a message may be one of ours that our replay lost
             # (see above); only we can have signed it, and the referee checks it.
-            await _accept(conn, side, raw, seat, log, ours_ok=bool(side.resent))
+            got = await _accept(conn, side, raw, seat, log, ours_ok=bool(side.resent))
             side.resent = max(0, side.resent - 1)
+            if clocks is not None and timed and got.type in DECISIONS:
+                clocks.stop(trio.current_time(), lag)
+                show_clocks({seat: agent}, clocks, trio.current_time())
             if step == "ack" and conn._sent_at is not None:
                 conn.round_trips.append(trio.current_time() - conn._sent_at)
                 conn._sent_at = None
@@ -687,7 +734,7 @@ def _start_prefetch(conn: Connection, agent: Agent, side: _Side, seat: int) -> N
 
 async def _accept(
     conn: Connection, side: _Side, raw: bytes, seat: int, log: Callable[[str], None], ours_ok: bool = False,
-) -> None:
+) -> Envelope:
     """Check a peer's envelope; on any flaw, tell the peer, keep the evidence, disconnect."""
     ref = side.ref
     try:
@@ -702,10 +749,10 @@ async def _accept(
             await conn.tell_error(f"you signed two different messages for seq {env.seq}")
             raise PeerMisbehaved(f"the peer signed two different messages for seq {env.seq}; evidence in {path}")
         if held.sender == ref.spec.players[seat] and env.sender == ref.spec.players[1 - seat]:
-            if env.type == "forfeit":
+            if env.type in ("forfeit", "timeout"):
                 # A resignation or claim of the peer's crossed our message in flight (both were
                 # due at once): no one misbehaved, but the two records part here for good.
-                reason = printable(env.body["reason"], 200)
+                reason = printable(env.body["reason"], 200) if env.type == "forfeit" else "a claim on time"
                 await conn.tell_error(f"your forfeit crossed our {held.type}: our records part at message {env.seq}")
                 raise Refused(f"the peer's forfeit ({reason}) crossed our {held.type} at message {env.seq}: the two "
                               "records part there and cannot be joined; ours stays valid up to the message before")
@@ -713,6 +760,11 @@ async def _accept(
             await conn.tell_error(f"your {env.type} came out of turn: message {env.seq} was ours ({held.type})")
             raise PeerMisbehaved(f"the peer sent {_a(env.type)} out of turn: message {env.seq} was ours "
                                  f"({held.type}), not the peer's")
+    if env.type == "takeback":
+        # Takebacks are for local games (docs/playing.md): after one the same tiles come
+        # again, so a side that asks would learn what the other cannot.
+        await conn.tell_error("takebacks are for local games only")
+        raise PeerMisbehaved("the peer asked for a takeback: takebacks are for local games only")
     if env.sender != ref.spec.players[1 - seat] and not (ours_ok and env.sender == ref.spec.players[seat]):
         await conn.tell_error(f"message {env.seq} is not signed by you")
         raise PeerMisbehaved(f"message {env.seq} is not signed by the peer's key")
@@ -732,6 +784,12 @@ async def _accept(
     # Recorded now; made durable by the fsync of our next own record, which
     # comes before anything we send in answer (so before we acknowledge it).
     _record(side, raw, sync=False)
+    if env.type == "timeout" and side.clocks is not None:
+        ours = side.clocks.left[seat] - side.clocks.used(trio.current_time())
+        if ours > 0:
+            log(f"the peer claims our clock ran out; by our own clock we had {ours / 1000:.1f} s left "
+                "(the replay holds both figures)")
+    return env
 
 
 def _a(word: str) -> str:
@@ -758,9 +816,52 @@ def _public_reason(e: BotFailed, agent: Agent) -> str:
     return public.reason
 
 
+def lag_allowance(round_trips: list[float]) -> float:
+    """Seconds taken off the peer's measured thinking: the median round trip, at most MAX_LAG."""
+    if not round_trips:
+        return FIRST_LAG
+    ordered = sorted(round_trips[-9:])
+    return min(MAX_LAG, ordered[len(ordered) // 2])
+
+
+class _OwnFlag(Exception):
+    """Our own clock ran out while we decided: the peer claims the game (we never send late)."""
+
+
+async def _claim_on_time(conn: Connection, me: Identity, side: _Side, seat: int, agent: Agent, lag: float) -> None:
+    """The peer's clock ran out by ours, lag allowed: sign the claim with our own figures."""
+    clocks = side.clocks
+    assert clocks is not None
+    left = clocks.left[1 - seat]
+    waited = clocks.used(trio.current_time(), lag)
+    clocks.stop(trio.current_time(), lag)
+    show_clocks({seat: agent}, clocks, trio.current_time())
+    await _record_final(conn, me, side, "timeout", {"loser": 2 - seat, "left": left, "waited": max(left, waited)})
+
+
+async def _await_claim(conn: Connection, side: _Side, seat: int, agent: Agent, log: Callable[[str], None]) -> None:
+    """After our own flag fell: the peer's claim (or resignation) is all that may come."""
+    clocks = side.clocks
+    assert clocks is not None
+    show_clocks({seat: agent}, clocks, trio.current_time())
+    log("our clock ran out: waiting for the other side's claim on time")
+    deadline = trio.current_time() + conn.timeouts.handshake + MAX_LAG
+    while not side.ref.finished:
+        try:
+            raw = await conn.receive_envelope(deadline)
+        except PeerTimeout:
+            raise PeerGone("our clock ran out and the other side made no claim on time") from None
+        await _accept(conn, side, raw, seat, log)
+
+
 async def _record_forfeit(conn: Connection, me: Identity, side: _Side, loser: int, reason: str) -> None:
+    await _record_final(conn, me, side, "forfeit", {"loser": loser + 1, "reason": reason})
+
+
+async def _record_final(conn: Connection, me: Identity, side: _Side, type_: str, body: dict[str, Any]) -> None:
+    """Sign, record and (best effort) send the message that ends the game."""
     ref = side.ref
-    env = seal(me.key, ref.spec.game, ref.seq, ref.prev, "forfeit", {"loser": loser + 1, "reason": reason})
+    env = seal(me.key, ref.spec.game, ref.seq, ref.prev, type_, body)
     ref.feed(env)
     _record(side, env.raw)
     with trio.move_on_after(2):
@@ -794,9 +895,10 @@ async def _make(
             if action not in g.legal_actions():
                 raise SessionError(f"our player chose an illegal action {action!r}")
         else:
-            action = await _decide(agent, g, seat, conn)
+            action = await _decide(agent, g, seat, conn, side.clocks)
         assert action is not None
         body = {"ply": len(g.history), "action": format_action(action)}
+        _own_figure(side, seat, agent, body)
     elif step == "ack":
         assert g is not None and ref.ack_ply is not None
         body = {"ply": ref.ack_ply, "state": bytes.fromhex(g.state_hash())}
@@ -808,12 +910,14 @@ async def _make(
             # stand-in for them gives us the same observation and options.
             view = g.clone()
             view.apply(view.legal_actions()[0])
-        text = format_action(await _decide(agent, view, seat, conn))
+        text = format_action(await _decide(agent, view, seat, conn, side.clocks))
+        figure: dict[str, Any] = {}
+        _own_figure(side, seat, agent, figure)  # stopped before the commitment is made durable
         salt = new_nonce()
         side.jester = (text, salt)
         side.save()
         ply = ref.jester_ply(seat)
-        body = {"ply": ply, "commitment": jester_commitment(game_id, me.public, ply, text, salt)}
+        body = {"ply": ply, "commitment": jester_commitment(game_id, me.public, ply, text, salt), **figure}
     elif step == "jreveal":
         assert side.jester is not None
         text, salt = side.jester
@@ -837,16 +941,31 @@ async def _make(
     return seal(me.key, game_id, ref.seq, ref.prev, step, body)
 
 
-async def _decide(agent: Agent, g: Game, seat: int, conn: Connection | None = None) -> Action:
+def _own_figure(side: _Side, seat: int, agent: Agent, body: dict[str, Any]) -> None:
+    """Stop our clock; put our remaining time in ``body``, or raise :class:`_OwnFlag` if it ran out."""
+    clocks = side.clocks
+    if clocks is None:
+        return
+    clocks.stop(trio.current_time())
+    show_clocks({seat: agent}, clocks, trio.current_time())
+    if clocks.flagged == seat:
+        raise _OwnFlag()
+    body["clock"] = clocks.left[seat]
+
+
+async def _decide(agent: Agent, g: Game, seat: int, conn: Connection | None = None,
+                  clocks: Clocks | None = None) -> Action:
     """Our player's decision; :class:`BotFailed` if it raises or answers an illegal action,
-    :class:`PeerGone` if the connection breaks meanwhile."""
+    :class:`PeerGone` if the connection breaks meanwhile, :class:`_OwnFlag` if a person's
+    clock runs out at the prompt."""
     legal = g.legal_actions()
     obs = observe(g, seat)
     if getattr(agent, "blocking", False):
         if conn is not None and conn.broken:
             raise PeerGone("the other side has gone: the connection broke")
         # A person (or a slow bot) thinks in a worker thread, so that keepalives flow meanwhile.
-        with trio.CancelScope() as scope:
+        until = clocks.deadline() if clocks is not None and clocks.running == seat else float("inf")
+        with trio.CancelScope(deadline=until) as scope:
             if conn is not None:
                 conn.deciding = scope
             try:
@@ -854,6 +973,8 @@ async def _decide(agent: Agent, g: Game, seat: int, conn: Connection | None = No
             finally:
                 if conn is not None:
                     conn.deciding = None
+        if trio.current_time() >= until:
+            raise _OwnFlag()
         raise PeerGone("the other side has gone: the connection broke while you were deciding")
     return checked_choose(agent, obs, legal)
 
@@ -961,6 +1082,11 @@ def side_from_replay(path: Path, manifests: dict[str, Manifest], me: Identity) -
         raise Refused(f"{sidecar} holds no deal secret for this game dealt by {HIDDEN_DEAL}: without it "
                       "our next deal step, share or secret cannot be made, so the game cannot go on")
     side = _Side(ref, writer, list(replay.records), deal_secret=secret)
+    if spec.clock is not None:
+        # After a break each clock goes on from its owner's last signed figure: the time
+        # the break took is nobody's thinking (docs/clocks.md).
+        side.clocks = Clocks(spec.clock, spec.names, seat)
+        side.clocks.left = list(ref.signed)
     side.sidecar = sidecar
     side.info = {k: v for k, v in data.items() if k not in ("format", "nonce", "jester", "deal_secret")}
     if isinstance(data.get("nonce"), str):

@@ -12,14 +12,14 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from .. import __version__
 from ..bots import Bot, TakeBack
-from ..clock import Clocks, TimeControl
+from ..clock import Clocks, TimeClaim, TimeControl
 from ..engine import Event, Game, Manifest, Options, format_action, observe
 from ..identity import Identity
 from ..wire import Envelope, SHUFFLE_SCHEME, commitment, game_seed, jester_commitment, new_nonce, seal
@@ -64,11 +64,11 @@ def make_header(game: bytes, players: tuple[Identity, Identity], options: Option
                   protocol=PROTOCOL_VERSION if clock is None else CLOCK_PROTOCOL, shuffle=shuffle, clock=clock)
 
 
-def show_clocks(agents: tuple[object, ...], clocks: Clocks | None, at: float) -> None:
-    """Tell every agent that shows clocks (a person's screen) how they stand, each from its seat."""
+def show_clocks(agents: Mapping[int, object], clocks: Clocks | None, at: float) -> None:
+    """Tell every agent (by seat) that shows clocks, a person's screen, how they stand from its seat."""
     if clocks is None:
         return
-    for seat, agent in enumerate(agents):
+    for seat, agent in agents.items():
         show = getattr(agent, "show_clocks", None)
         if callable(show):
             show(clocks.view(at, me=seat))
@@ -104,6 +104,7 @@ def play_recorded(
     deal_secrets: tuple[bytes, bytes] | None = None,
     clock: TimeControl | None = None,
     now: Callable[[], float] = time.monotonic,
+    on_flag: Callable[[TimeClaim], None] | None = None,
 ) -> Game:
     """Play one bot-vs-bot game and write its replay to ``path``; returns the final game.
 
@@ -113,7 +114,7 @@ def play_recorded(
 
     With a ``clock`` each side's thinking is timed by ``now`` (seconds); a side
     whose decision took longer than its clock had left loses on time, the
-    other side signing the claim.  A person's agent may raise
+    other side signing the claim (``on_flag`` is told of it).  A person's agent may raise
     :class:`~basilica_p2p.bots.TakeBack` from ``choose``: both sides sign the
     takeback and the game goes back to that person's earlier decision (seeded:
     the same tiles come again).  Takebacks need the seeded stack of
@@ -161,18 +162,18 @@ def play_recorded(
             """A side's decision and, with a clock, its remaining time after it (ms)."""
             if clocks is not None:
                 clocks.start(who, now())
-                show_clocks(bots, clocks, now())
+                show_clocks(dict(enumerate(bots)), clocks, now())
             try:
                 text = format_action(bots[who].choose(observe(view, who), view.legal_actions()))
             except TakeBack as e:
                 if clocks is not None:
                     clocks.charge(now())
-                    show_clocks(bots, clocks, now())
+                    show_clocks(dict(enumerate(bots)), clocks, now())
                 raise _Asked(who, e.moves) from None
             if clocks is None:
                 return text, None
             before, spent = clocks.stop(now())
-            show_clocks(bots, clocks, now())
+            show_clocks(dict(enumerate(bots)), clocks, now())
             if clocks.flagged == who:
                 raise _Flag(who, before, spent)
             return text, clocks.left[who]
@@ -228,6 +229,8 @@ def play_recorded(
             except _Flag as flag:
                 # The other side signs the claim, with the figures it measured (PROTOCOL.md §4a).
                 send(1 - flag.loser, "timeout", {"loser": flag.loser + 1, "left": flag.left, "waited": flag.waited})
+                if on_flag is not None:
+                    on_flag(TimeClaim(flag.loser, flag.left, flag.left, flag.waited))
                 return g
         for who in (0, 1):
             send(who, "result", {"scores": list(g.scores), "state": bytes.fromhex(g.state_hash()), "end": g.end_reason})

@@ -14,6 +14,9 @@ Tab completes an action; part of one (V2:) lists what it could be.
   rules [TOPIC]  how something works: rules move, rules vault, rules scoring,
                  rules ranks, rules paid, rules jester, rules turn (the turn,
                  the market and the goal; rules alone lists all)
+  clock          both clocks now (a game with --clock)
+  undo           take back to your previous decision (a game against a bot
+                 on this machine; the replay records it)
   help           this text
   quit           leave the game (asks first: leaving is a forfeit)"""
 

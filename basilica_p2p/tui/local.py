@@ -9,12 +9,15 @@ forfeit recorded in that replay.
 from __future__ import annotations
 
 import os
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from rich.console import Console
 
 from ..bots import Bot, BotFailed, checked_choose
+from ..clock import TimeClaim, TimeControl
 from ..engine import Action, Game, Manifest, Observation, Options
 from ..identity import Identity
 from ..match import resign_in_replay
@@ -43,6 +46,7 @@ class LocalResult:
     game: Game
     replay: Path
     forfeit: BotFailed | None  # set when a side left the game
+    on_time: TimeClaim | None = None  # set when a side's clock ran out
 
 
 def play_local(
@@ -53,8 +57,15 @@ def play_local(
     manifest: Manifest,
     options: Options,
     replay_dir: Path,
+    clock: TimeControl | None = None,
+    now: Callable[[], float] = time.monotonic,
 ) -> LocalResult:
-    """Play one game, the person as player ``seat + 1``; returns the game and its replay."""
+    """Play one game, the person as player ``seat + 1``; returns the game and its replay.
+
+    With a ``clock`` both sides' thinking is timed (the person's at the prompt,
+    the bot's while it thinks); a side out of time loses on time.  The person
+    may type 'undo': the takeback is signed by both sides in the replay.
+    """
     replay_dir.mkdir(parents=True, exist_ok=True)
     path = replay_dir / f"play-{os.urandom(4).hex()}.replay"
     players = identities if seat == 0 else (identities[1], identities[0])
@@ -63,10 +74,12 @@ def play_local(
     agents: list[object] = [None, None]
     agents[seat] = person
     agents[1 - seat] = _Thinking(bot, person.console, names[1 - seat])
+    person.takebacks = True  # a local game: undo is honest here (docs/playing.md)
+    flags: list[TimeClaim] = []
     try:
         g = play_recorded(path, manifest, options, players, (agents[0], agents[1]),  # type: ignore[arg-type]
-                          on_action=person.notify)
-        return LocalResult(g, path, None)
+                          on_action=person.notify, clock=clock, now=now, on_flag=flags.append)
+        return LocalResult(g, path, None, flags[0] if flags else None)
     except BotFailed as e:
         if e.player is None:
             e.player = seat

@@ -14,13 +14,16 @@ import difflib
 import math
 import os
 import sys
+import time
 from collections.abc import Sequence
 from typing import Any, TextIO
 
 from rich.console import Console
 from rich.text import Text
 
+from ..bots import TakeBack
 from ..bots.external import BotFailed
+from ..clock import ClockView
 from ..engine import (
     END_LAST_SCORING,
     END_STACK,
@@ -45,7 +48,7 @@ from .screen import WIDTH_COLS, board_lines, decision_line
 SCREEN_LINES = 24
 RECENT = 4  # moves told again on the screen of our next decision
 DETAIL = "detail"  # log lines left out of that recap (a scoring's areas, the clean-up)
-COMMAND_WORDS = ("help", "list", "board", "log", "score", "scorings", "scoring", "rules", "quit")
+COMMAND_WORDS = ("help", "list", "board", "log", "score", "scorings", "scoring", "rules", "clock", "undo", "quit")
 END_WORDS = {END_LAST_SCORING: "after the last scoring", END_STACK: "(the stack ran out twice)"}
 
 
@@ -119,6 +122,9 @@ class TerminalPlayer:
         self._completions: list[str] = []
         self._slots: dict[int, str] = {}  # market slot -> what taking its V changed there, this turn
         self._slots_turn = -1
+        self.takebacks = False  # 'undo' works: set by a local game against a bot (docs/playing.md)
+        self.clocks: ClockView | None = None  # the latest clocks the game loop showed us
+        self._clocks_at = 0.0  # when (time.monotonic) they came, to count the running one down
 
     # --- told by the game loop -----------------------------------------------------
 
@@ -183,6 +189,42 @@ class TerminalPlayer:
                 self._say(waiting, "dim")
             self._waiting = True
 
+    def show_clocks(self, view: ClockView) -> None:
+        """The clocks changed (a decision began or ended): shown on the next screen, and at once
+        when a clock ran out."""
+        flagged = view.flagged is not None and (self.clocks is None or self.clocks.flagged is None)
+        self.clocks, self._clocks_at = view, time.monotonic()
+        if flagged:
+            assert view.flagged is not None
+            self._add(f"{self.names[view.flagged]}'s clock ran out: the game is lost on time.", "bold")
+
+    def clock_line(self) -> str | None:
+        """Both clocks now, the running one counted down since the game loop showed them."""
+        v = self.clocks
+        if v is None:
+            return None
+        if v.running is not None:
+            left = list(v.remaining)
+            left[v.running] = max(0.0, left[v.running] - (time.monotonic() - self._clocks_at))
+            v = ClockView(v.control, (left[0], left[1]), v.running, (self.names[0], self.names[1]), v.me, v.flagged)
+        else:
+            v = ClockView(v.control, v.remaining, None, (self.names[0], self.names[1]), v.me, v.flagged)
+        return v.line()
+
+    def took_back(self, g: Game | None) -> None:
+        """The game loop's answer to 'undo': the game as it now stands, or None (nothing to undo)."""
+        if g is None:
+            self._say("Nothing to take back yet: this is your first decision.", "red")
+            return
+        seat = self.seat if self.seat is not None else 0
+        # Scorings after the decision taken back did not happen.
+        del self.scorings[len(g.scoring_log):]
+        del self._scoring_turns[len(g.scoring_log):]
+        self.view = observe(g, seat)
+        self._turn = g.turn
+        self._add(f"Taken back to your decision in turn {g.turn}: the moves after it are undone (the same "
+                  "tiles come again; the replay records the takeback).", "bold")
+
     # --- asked by the game loop ----------------------------------------------------
 
     def _tell_first(self, ours: bool, turn: int) -> None:
@@ -245,6 +287,15 @@ class TerminalPlayer:
             if cmd == "rules":
                 self._say(rules_text(arg))
                 continue
+            if cmd in ("clock", "clocks"):
+                self._say(self.clock_line() or "This game has no clock.")
+                continue
+            if cmd in ("undo", "takeback"):
+                if not self.takebacks:
+                    self._say("undo works only in a game against a bot on this machine ('basilica play'): "
+                              "over the network the same tiles would come again, seen", "red")
+                    continue
+                raise TakeBack(1)
             if cmd in ("quit", "exit", "resign"):
                 answer = self._read("Quit now? Leaving is a forfeit: you lose this game. [y/N] ")
                 if answer is not None and answer.strip().lower() in ("y", "yes"):
@@ -285,6 +336,9 @@ class TerminalPlayer:
         entries = [_wrap(e) for e in told[-RECENT:]] if self.clear and recap else []
         bottom = [Text(waiting, style="dim")] if waiting else [
             Text(w, style="bold") for w in _wrap(decision_line(obs, self.names).plain)]
+        clocks = self.clock_line()
+        if clocks is not None:  # both clocks, at every decision
+            bottom = [Text(clocks, style="bold")] + bottom
         if texts and obs.pending is not None and obs.pending.player == obs.player:
             bottom = [Text(w, style="bold reverse") for note in self._slots.values() for w in _wrap(note)] + bottom
         rows = 10
