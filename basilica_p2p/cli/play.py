@@ -157,10 +157,15 @@ def play_cmd(
     festum_removal: bool = OPT_REMOVAL,
     manifest: Optional[Path] = OPT_MANIFEST,
     replay_dir: Optional[Path] = OPT_REPLAY_DIR,
+    plain: bool = typer.Option(False, "--plain", metavar="", help="The line client (screen readers, scripts, dumb "
+                               "terminals) instead of the full-screen app; also when this is not a terminal."),
+    web: bool = typer.Option(False, "--web", metavar="", help="Serve the app as a web page (prints its URL)."),
+    web_port: int = typer.Option(8000, "--web-port", min=1, max=65535, help="The port of --web's page."),
 ) -> None:
     """Play a game against a bot in this terminal; the game is saved as a verifiable replay.
 
-    Type actions in notation (Tab completes) or their number; 'help' lists the commands. Quitting is a forfeit.
+    The full-screen app: click a market space, then a highlighted cell ('?' lists the keys). --plain: type
+    actions in notation (Tab completes) or their number; 'help' lists the commands. Quitting is a forfeit.
     You play under your identity, made on first use and named after your login name ('basilica id rename NAME').
     """
     from ..bots import BotSpecError, make_bot
@@ -173,6 +178,11 @@ def play_cmd(
 
     home = home_of(ctx)
     man = load_manifest_option(manifest)
+    if web:
+        from ..app.web import serve_play
+
+        serve_play(home, web_port, vs, seat, ruleset.value, festum, festum_removal, manifest, replay_dir)
+        return
     try:
         options = Options(ruleset, festum, festum_removal)
         bot = make_bot(vs, man, int.from_bytes(os.urandom(8), "big"))
@@ -184,9 +194,15 @@ def play_cmd(
         them = local_identity(home, "bot-play", label if label != me.name else f"{label}-bot")
     except (IdentityError, OSError) as e:
         raise fail(f"identity: {e}") from None
-    person = TerminalPlayer(me.name, manifest=man)
+    from ..app import AppPlayer, run_in_app, wants_app
+
+    folder = output_folder(ctx, replay_dir, "replays")
+    person = AppPlayer(me.name, man, undo=True) if wants_app(plain) else TerminalPlayer(me.name, manifest=man)
     try:
-        result = play_local(person, bot, (me, them), seat - 1, man, options, output_folder(ctx, replay_dir, "replays"))
+        def game():  # type: ignore[no-untyped-def]
+            return play_local(person, bot, (me, them), seat - 1, man, options, folder)  # type: ignore[arg-type]
+
+        result = run_in_app(person, game) if isinstance(person, AppPlayer) else game()
     except OSError as e:
         raise fail(f"cannot write the replay: {e.strerror or e}", code=1) from None
     finally:
