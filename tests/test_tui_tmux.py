@@ -15,6 +15,9 @@ from pathlib import Path
 
 import pytest
 
+# One terminal server for the tests that drive tmux.
+pytestmark = pytest.mark.xdist_group("terminal")
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -93,7 +96,7 @@ def test_a_whole_short_game_in_a_real_terminal(tmp_path: Path, short_manifest: P
         env["NO_COLOR"] = "1"
     replays = tmp_path / "replays"
     name = bot.split(":")[0]  # the bot's identity is named after it
-    p = pane([sys.executable, "-m", "basilica_p2p.cli", "play", "--vs", bot, "--manifest", str(short_manifest),
+    p = pane([sys.executable, "-m", "basilica_p2p.cli", "play", "--plain", "--vs", bot, "--manifest", str(short_manifest),
               "--replay-dir", str(replays)], env)
     screen = p.wait(at_prompt, "the first decision")
     # The first screen: the whole board in 24 rows of 80 columns.
