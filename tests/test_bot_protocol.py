@@ -288,7 +288,8 @@ def test_a_failing_bot_loses_the_game_and_the_match_goes_on(
     assert data["games"] == 2 and data["forfeits"] == 2  # a fresh bot for the second game, which fails too
     for r in data["results"]:
         assert r["winner"] == 2 - seat  # the other side wins
-        assert r["end"].startswith(f"forfeit: bot {label} (player {seat + 1}) ")
+        # A long label (the temporary path) is shortened in its middle; what happened stays whole.
+        assert r["end"].startswith(f"forfeit: bot {label[:20]}") and f"bad.py (player {seat + 1}) " in r["end"]
         assert why in r["end"], r["end"]
     err = capsys.readouterr().err
     assert f"game 1: bot {label} (player {seat + 1})" in err and f"player {2 - seat} wins by forfeit" in err
@@ -576,3 +577,15 @@ def test_a_match_with_a_cmd_bot_and_no_seed_uses_one_the_bot_cannot_guess() -> N
     assert "0" not in seeds and seeds[0] != seeds[1]
     plain = runner.invoke(app, ["match", "--p1", "greedy", "--p2", "random", "--json"])
     assert json.loads(plain.stdout)["seed"] == "0"  # built-in bots keep the reproducible default
+
+
+def test_a_long_bot_label_is_shortened_in_the_recorded_reason_before_what_it_did() -> None:
+    from basilica_p2p.bots.external import REASON_LIMIT
+
+    what = "broke the protocol: expected 'action <notation>', got 'hello world'"
+    label = "cmd:/usr/bin/python3 /very/" + "deep/" * 40 + "bad.py"
+    reason = BotFailed(label, what, 0).reason
+    assert len(reason) == REASON_LIMIT and reason.endswith(f"/bad.py (player 1) {what}"), reason
+    assert reason.startswith("bot cmd:/usr/bin/python3") and "..." in reason
+    assert BotFailed("cmd:./mybot", "did not answer within 10 s", 1).reason == \
+        "bot cmd:./mybot (player 2) did not answer within 10 s"

@@ -23,6 +23,10 @@ from basilica_p2p.net.invite import parse_invite
 from basilica_p2p.replay.verify import verify_file
 from natlab import Lab, Router
 
+# One worker runs the lab's tests one after another: a router under two labs' load at once
+# would test the machine, not the hole punching.
+pytestmark = pytest.mark.xdist_group("natlab")
+
 TESTS = Path(__file__).resolve().parent
 HOST_PORT = 7431
 

@@ -19,6 +19,10 @@ import natlab
 import pytest
 from natlab import PACKAGES, Lab, LabError, Mapping, Router, missing_tools, namespaces, pids_in
 
+# One worker runs the lab's tests one after another: a router under two labs' load at once
+# would test the machine, not the hole punching.
+pytestmark = pytest.mark.xdist_group("natlab")
+
 CONE, SYMMETRIC, RST, OPEN = 0, 1, 2, 3
 ROUTERS = [Router("cone", "cone", upnp=True), Router("symmetric", "symmetric", upnp=True),
            Router("rst", "cone-rst"), Router("open", "open")]

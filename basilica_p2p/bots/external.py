@@ -47,6 +47,9 @@ LINES_BUFFERED = 1024  # lines read from a bot and not yet looked at
 NETWORK_SHARE = 0.8  # with --move-time T, our own bot must answer within this share of T
 
 
+REASON_LIMIT = 200  # characters of a recorded forfeit reason (PROTOCOL.md)
+
+
 class BotFailed(Exception):
     """A bot did not make a legal decision in time; its side loses the game.
 
@@ -67,8 +70,20 @@ class BotFailed(Exception):
 
     @property
     def reason(self) -> str:
-        """The reason of the forfeit, as recorded: at most 200 characters (PROTOCOL.md)."""
-        return _cut(str(self), 200)
+        """The reason of the forfeit, as recorded: at most 200 characters (PROTOCOL.md).
+
+        What the bot did is the part worth keeping, so a long label (a ``cmd:`` bot's full
+        path) is shortened in its middle, keeping its end (the program's name), before
+        anything is cut from the end.
+        """
+        text = str(self)
+        excess = len(text) - REASON_LIMIT
+        keep = len(self.bot) - excess - 3
+        if excess > 0 and keep >= 8:
+            bot = self.bot[: keep // 2] + "..." + self.bot[len(self.bot) - (keep - keep // 2):]
+            seat = f" (player {self.player + 1})" if self.player is not None else ""
+            text = f"bot {bot}{seat} {self.what}"
+        return _cut(text, REASON_LIMIT)
 
 
 def _cut(text: str, limit: int) -> str:
