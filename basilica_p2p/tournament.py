@@ -12,6 +12,12 @@ that game by forfeit; the result's ``end`` says why, and the tournament goes on.
 
 With ``shuffle="sra-p256-v1"`` every game is dealt face down through the whole
 protocol (:func:`basilica_p2p.match.play_face_down`), still from its seed alone.
+
+Where the games run is an :class:`Executor`: :class:`LocalPool` (worker processes
+on this machine) or ``basilica_p2p.cluster.RayPool`` (tasks on a Ray cluster).
+Either way every game is played by :func:`play_pairing` from its own seed, and
+the results come back here, so the standings and files do not depend on it.
+Ctrl-C stops the games still running; the finished ones are kept.
 """
 
 from __future__ import annotations
@@ -20,14 +26,17 @@ import csv
 import io
 import json
 import math
+import multiprocessing
+import os
+import signal
 import statistics
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import asdict, dataclass
 from itertools import combinations
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn, Protocol, TypeVar
 
 from .bots import BotFailed, bot_rng_seed, make_bot
 from .engine import Game, Options, default_manifest
@@ -174,12 +183,101 @@ def standings(bots: list[str], results: list[Result]) -> list[Standing]:
     return rows
 
 
-def run_tournament(
-    bots: list[str], games: int, seed: str, options: Options, jobs: int,
+T = TypeVar("T")
+R = TypeVar("R")
+
+
+class Executor(Protocol):
+    """Somewhere to run independent jobs (games, crown counts): this machine or a cluster."""
+
+    def run(self, fn: Callable[[T], R], items: Sequence[T]) -> Iterator[R]:
+        """``fn(item)`` for every item, yielded as each finishes.  Leaving the iteration early
+        (Ctrl-C included) stops what is still running; a running game closes its bot programs."""
+        ...
+
+
+def _stop_worker(signum: int, frame: Any) -> NoReturn:
+    # SystemExit, not KeyboardInterrupt: a game unwinds (its bot programs are closed) and
+    # an idle worker ends quietly, where a KeyboardInterrupt would print a traceback.
+    # Ignoring SIGTERM from now on also marks this worker as stopped for _in_worker.
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    raise SystemExit(0)
+
+
+def _worker_started(pids: Any) -> None:
+    # Ctrl-C in a terminal reaches the whole process group; only the driver acts on it
+    # and stops the workers by SIGTERM, as a Ray cluster's tasks are stopped by ray.cancel.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, _stop_worker)
+    pids.put(os.getpid())
+
+
+def _in_worker(fn: Callable[[T], R], item: T) -> R:
+    # The pool hands a worker its next job ahead of time; a stopped worker must not start it.
+    if signal.getsignal(signal.SIGTERM) is signal.SIG_IGN:
+        raise SystemExit(0)
+    return fn(item)
+
+
+@dataclass(frozen=True)
+class LocalPool:
+    """``jobs`` worker processes on this machine; with one job, everything runs in this process."""
+
+    jobs: int = 1
+
+    def run(self, fn: Callable[[T], R], items: Sequence[T]) -> Iterator[R]:
+        if self.jobs <= 1 or len(items) <= 1:
+            for item in items:
+                yield fn(item)
+            return
+        pids: Any = multiprocessing.SimpleQueue()
+        pool = ProcessPoolExecutor(max_workers=min(self.jobs, len(items)), initializer=_worker_started,
+                                   initargs=(pids,))
+        finished = False
+        try:
+            futures = [pool.submit(_in_worker, fn, item) for item in items]
+            for f in as_completed(futures):
+                yield f.result()
+            finished = True
+        finally:
+            pool.shutdown(wait=False, cancel_futures=True)
+            while not finished and not pids.empty():
+                try:
+                    os.kill(pids.get(), signal.SIGTERM)
+                except ProcessLookupError:
+                    pass
+            pool.shutdown(wait=True)
+
+
+@dataclass(frozen=True)
+class Played:
+    """What a tournament played: every finished game, in schedule order, and whether Ctrl-C cut it short."""
+
+    results: list[Result]
+    interrupted: bool = False
+
+
+def gather(executor: Executor, fn: Callable[[T], R], items: Sequence[T],
+           on_result: Callable[[R], None]) -> bool:
+    """Feed ``on_result`` every result as it comes; True if Ctrl-C stopped it first."""
+    jobs = executor.run(fn, items)
+    try:
+        for r in jobs:
+            on_result(r)
+    except KeyboardInterrupt:
+        return True
+    finally:
+        jobs.close()
+    return False
+
+
+def play_tournament(
+    bots: list[str], games: int, seed: str, options: Options, executor: Executor,
     on_progress: Callable[[int, int], None] = lambda done, total: None,
     on_forfeit: Callable[[Result], None] | None = report_forfeit,
     shuffle: str = COMMIT_REVEAL,
-) -> list[Result]:
+) -> Played:
+    """The round robin on ``executor``; Ctrl-C keeps the games finished so far."""
     plan = schedule(bots, games, seed, options, shuffle)
     results: list[Result] = []
 
@@ -187,20 +285,25 @@ def run_tournament(
         results.append(r)
         if on_forfeit is not None and r.end.startswith(FORFEIT):
             on_forfeit(r)
+        on_progress(len(results), len(plan))
 
-    if jobs <= 1:
-        for i, p in enumerate(plan, start=1):
-            done(play_pairing(p))
-            on_progress(i, len(plan))
-    else:
-        with ProcessPoolExecutor(max_workers=jobs) as pool:
-            futures = [pool.submit(play_pairing, p) for p in plan]
-            for i, f in enumerate(as_completed(futures), start=1):
-                done(f.result())
-                on_progress(i, len(plan))
+    interrupted = gather(executor, play_pairing, plan, done)
     # Completion order depends on the workers; the report must not.
     results.sort(key=lambda r: (r.p1, r.p2, r.number))
-    return results
+    return Played(results, interrupted)
+
+
+def run_tournament(
+    bots: list[str], games: int, seed: str, options: Options, jobs: int,
+    on_progress: Callable[[int, int], None] = lambda done, total: None,
+    on_forfeit: Callable[[Result], None] | None = report_forfeit,
+    shuffle: str = COMMIT_REVEAL,
+) -> list[Result]:
+    """The round robin in ``jobs`` local processes (Ctrl-C raises KeyboardInterrupt, as before)."""
+    played = play_tournament(bots, games, seed, options, LocalPool(jobs), on_progress, on_forfeit, shuffle)
+    if played.interrupted:
+        raise KeyboardInterrupt
+    return played.results
 
 
 def save(out: Path, bots: list[str], games: int, seed: str, options: Options, results: list[Result],

@@ -1,0 +1,209 @@
+"""Games as Ray tasks on an existing Ray cluster (``basilica tournament --ray auto|ADDRESS``).
+
+Only imported when ``--ray`` is given; Ray itself is the optional extra
+``pip install 'basilica-p2p[ray]'``.  :class:`RayPool` is an
+:class:`~basilica_p2p.tournament.Executor`: each task plays one game (or one
+crown count of ``calibrate``) from its own seed and returns its result, and
+the driver writes every file, so a tournament on a cluster gives the same
+standings and files as one on this machine.
+
+What the workers get (docs/cluster.md):
+
+* this package, shipped as a Ray ``py_modules`` entry, so they run the
+  driver's code whatever they have installed (its dependencies they must have);
+* the source of every ``module:Class`` bot: a ``.py`` file or a package folder
+  is copied into the job's working directory, which is on the workers' import
+  path; anything else (a compiled module, a zip) is refused;
+* for ``cmd:PROGRAM`` bots, every file named by a relative path in the command
+  (``cmd:python3 bots/mine.py``, ``cmd:./mybot``), copied to the same place in
+  that working directory, which is the workers' current directory.  Programs
+  found on PATH or by an absolute path must already be on every node.
+
+Before any game, one task on every node builds every bot there, so a bot that
+cannot be imported or whose program is missing on some node is refused with
+one line naming the node, not discovered as a forfeit in every game.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import logging
+import os
+import shutil
+import tempfile
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
+from types import TracebackType
+from typing import Any, TypeVar
+
+from .bots import BotSpecError, make_bot
+from .bots.external import parse_command
+
+T = TypeVar("T")
+R = TypeVar("R")
+
+INSTALL_HINT = "pip install 'basilica-p2p[ray]'"
+_IGNORED = shutil.ignore_patterns("__pycache__", "*.pyc")
+
+
+class ClusterError(Exception):
+    """The cluster cannot be used, or a bot cannot be shipped to it: a one-line reason."""
+
+
+def import_ray() -> Any:
+    try:
+        import ray
+    except ImportError:
+        raise ClusterError(f"--ray needs Ray, which is not installed: {INSTALL_HINT}") from None
+    return ray
+
+
+def stage_bots(bots: Sequence[str], folder: Path) -> None:
+    """Copy into ``folder`` what the workers need to build ``bots``; ClusterError if a bot cannot be shipped."""
+    for spec in bots:
+        text = spec.strip()
+        kind = text.partition(":")[0].strip().lower()
+        if kind in ("random", "greedy", "mcts"):
+            continue
+        if kind == "cmd":
+            _stage_command(text, text[4:], folder)
+        elif ":" in text:
+            _stage_module(text, text.partition(":")[0].strip(), folder)
+
+
+def _stage_module(spec: str, module: str, folder: Path) -> None:
+    top = module.partition(".")[0]
+    if top == __package__:
+        return  # shipped as a whole anyway
+    try:
+        found = importlib.util.find_spec(top)
+    except (ImportError, ValueError) as e:
+        raise ClusterError(f"cannot ship bot {spec!r}: cannot find module {top!r} ({e})") from None
+    if found is None:
+        raise ClusterError(f"cannot ship bot {spec!r}: no module {top!r} on this machine's import path")
+    places = list(found.submodule_search_locations or [])
+    if found.origin and found.origin.endswith(".py") and not places and os.path.isfile(found.origin):
+        shutil.copy2(found.origin, folder / f"{top}.py")
+    elif len(places) == 1 and os.path.isdir(places[0]) and os.path.isfile(os.path.join(places[0], "__init__.py")):
+        shutil.copytree(places[0], folder / top, ignore=_IGNORED, dirs_exist_ok=True)
+    else:
+        what = found.origin if found.origin not in (None, "built-in", "frozen") else found.origin or "namespace package"
+        raise ClusterError(f"cannot ship bot {spec!r} to the Ray workers: module {top!r} is not a .py file or a "
+                           f"package folder ({what}); install it on every node and use a built-in name, or make it one")
+
+
+def _stage_command(spec: str, command: str, folder: Path) -> None:
+    try:
+        argv = parse_command(command)
+    except ValueError as e:
+        raise ClusterError(f"bot {spec!r}: {e}") from None
+    for word in argv:
+        if os.path.isabs(word) or not os.path.isfile(word):
+            continue  # an option, or a program every node must have (checked there)
+        place = os.path.normpath(word)
+        if place.startswith(".."):
+            raise ClusterError(f"cannot ship bot {spec!r}: {word!r} is outside the current folder; run from a "
+                               "folder that holds it, or install it on every node under one absolute path")
+        (folder / place).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(word, folder / place)
+
+
+def check_bots(bots: list[str]) -> str | None:
+    """Build every bot here (runs on each node): None, or why one cannot be built."""
+    from .engine import default_manifest
+
+    for spec in bots:
+        try:
+            make_bot(spec, default_manifest(), 0)
+        except BotSpecError as e:
+            return f"{spec}: {e}"
+    return None
+
+
+class RayPool:
+    """Tasks on the Ray cluster at ``address`` (``auto``: the one this machine belongs to).
+
+    A context manager: entering connects and ships the bots (ClusterError if it cannot),
+    leaving disconnects.  The cluster itself is never started or stopped here.
+    """
+
+    def __init__(self, address: str, bots: Sequence[str] = ()) -> None:
+        self.address = address
+        self.bots = list(bots)
+        self._ray: Any = None
+        self._folder: tempfile.TemporaryDirectory[str] | None = None
+
+    def __enter__(self) -> RayPool:
+        ray = import_ray()
+        import basilica_p2p
+
+        self._folder = tempfile.TemporaryDirectory(prefix="basilica-ray-")
+        try:
+            folder = Path(self._folder.name)
+            stage_bots(self.bots, folder)
+            env: dict[str, Any] = {"py_modules": [basilica_p2p], "excludes": ["__pycache__", "*.pyc"]}
+            if any(folder.iterdir()):
+                env["working_dir"] = str(folder)
+            try:
+                ray.init(address=self.address, runtime_env=env, logging_level=logging.ERROR,
+                         configure_logging=True, log_to_driver=True)
+            except Exception as e:  # ConnectionError, ValueError, RuntimeError: all mean no usable cluster
+                raise ClusterError(f"cannot use the Ray cluster at {self.address!r}: {_first_line(e)}") from None
+            self._ray = ray
+            self._check_nodes()
+        except BaseException:
+            self.__exit__(None, None, None)
+            raise
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, value: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        if self._ray is not None:
+            self._ray.shutdown()
+            self._ray = None
+        if self._folder is not None:
+            self._folder.cleanup()
+            self._folder = None
+
+    def _check_nodes(self) -> None:
+        ray = self._ray
+        from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+        nodes = [n for n in ray.nodes() if n.get("Alive") and n.get("Resources", {}).get("CPU", 0) >= 1]
+        if not nodes:
+            raise ClusterError(f"the Ray cluster at {self.address!r} has no node with a free CPU for games")
+        check = ray.remote(check_bots)
+        answers = ray.get([check.options(scheduling_strategy=NodeAffinitySchedulingStrategy(n["NodeID"], soft=False))
+                           .remote(self.bots) for n in nodes])
+        for node, why in zip(nodes, answers):
+            if why is not None:
+                raise ClusterError(f"bot {why} (on the Ray node {node.get('NodeManagerAddress', '?')}); "
+                                   "a cmd: program must be on every node, or named by a relative path to ship it")
+
+    @property
+    def cpus(self) -> int:
+        assert self._ray is not None, "use RayPool as a context manager"
+        return int(self._ray.cluster_resources().get("CPU", 0))
+
+    def run(self, fn: Callable[[T], R], items: Sequence[T]) -> Iterator[R]:
+        assert self._ray is not None, "use RayPool as a context manager"
+        ray = self._ray
+        task = ray.remote(fn).options(num_cpus=1)
+        pending = [task.remote(item) for item in items]
+        try:
+            while pending:
+                ready, pending = ray.wait(pending, num_returns=1)
+                try:
+                    value = ray.get(ready[0])
+                except ray.exceptions.RayError as e:
+                    raise ClusterError(f"a task failed on the Ray cluster: {_first_line(e)}") from None
+                yield value
+        finally:
+            for ref in pending:
+                # A running game gets KeyboardInterrupt and closes its bot programs; a queued one never starts.
+                ray.cancel(ref)
+
+
+def _first_line(e: BaseException) -> str:
+    text = str(e).strip() or type(e).__name__
+    return text.splitlines()[0][:300]
