@@ -2,6 +2,7 @@
 
     python -m basilica_p2p.bench [engine|verify|network|deal|all] [--games 300] [--states 3000] [--replays 20]
     python -m basilica_p2p.bench mcts [--games 100] [--jobs 2] [--bot-spec mcts:time=0.5] [--opponent greedy]
+    python -m basilica_p2p.bench env [--games 200] [--festum]   (needs the [rl] extra)
 
 Targets on the 2-core reference machine: at least 100 complete
 random-vs-random games per second on one core, a state clone under 20 µs
@@ -302,7 +303,7 @@ def bench_network_scheme(games: int, shuffle: str) -> float:
 
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description="Benchmarks (print figures, assert nothing).")
-    ap.add_argument("part", nargs="?", choices=("engine", "verify", "network", "mcts", "deal", "all"), default="all")
+    ap.add_argument("part", nargs="?", choices=("engine", "verify", "network", "mcts", "deal", "env", "all"), default="all")
     ap.add_argument("--net-games", type=int, default=10, help="games for the network benchmark")
     ap.add_argument("--games", type=int, default=None,
                     help="random-vs-random games to time (default 300); for mcts: games against the opponent (default 100)")
@@ -318,6 +319,11 @@ def main(argv: list[str] | None = None) -> None:
     if ns.part == "mcts":
         bench_mcts(ns.bot_spec, ns.opponent, 100 if ns.games is None else ns.games, ns.jobs, ns.seed,
                    Options(festum=ns.festum))
+        return
+    if ns.part == "env":  # issue 14: not in ``all``, which runs without the [rl] extra
+        from .env._bench import bench_env
+
+        bench_env(200 if ns.games is None else ns.games, ns.festum)
         return
     if ns.part in ("engine", "all"):
         bench_engine(300 if ns.games is None else ns.games, ns.states, Options(festum=ns.festum))

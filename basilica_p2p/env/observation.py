@@ -60,6 +60,9 @@ class ObservationEncoder:
     _tile_index: dict[int, int] = field(default_factory=dict, init=False, repr=False, compare=False)
     _blocks: dict[str, tuple[int, tuple[int, ...]]] = field(default_factory=dict, init=False, repr=False,
                                                             compare=False)
+    # The offsets a face sets, by face: a game shows a few dozen distinct faces many times over.
+    _face_bits: dict[OrderFace | VaultFace, tuple[int, ...]] = field(default_factory=dict, init=False, repr=False,
+                                                                     compare=False)
 
     def __post_init__(self) -> None:
         ids = sorted(t.id for t in (*self.manifest.tiles, *self.manifest.festum_tiles))
@@ -100,20 +103,16 @@ class ObservationEncoder:
         on = ones.append
         me = obs.player
         cells = self.rows * WIDTH
-        colors = ALL_COLORS
         last = cells  # cells beyond the table's rows are left out (docs/rl.md, "Limits")
         for c, f in obs.vaults:
             if c < last:
-                for k in range(4):
-                    if f.colors & colors[k]:
-                        on(k * cells + c)
+                for k in _BITS[f.colors]:
+                    on(k * cells + c)
                 if f.crown:
                     on(4 * cells + c)
         for plane, group in ((5, obs.scaffold), (6, obs.glass), (7, obs.altars)):
             base = plane * cells
-            for c in group:
-                if c < last:
-                    on(base + c)
+            ones.extend(base + c for c in group if c < last)
         for c, p, r in obs.builders:
             if c < last:
                 plane = 8 if p == me else 13
@@ -124,34 +123,36 @@ class ObservationEncoder:
             on(18 * cells + obs.last_placed)
         for c, col in obs.my_jester_choice or ():
             if c < last:
-                on((19 + colors.index(col)) * cells + c)
+                on((19 + ALL_COLORS.index(col)) * cells + c)
 
+        face = self._face
         start = self._blocks["market"][0]
         for k, vf in enumerate(obs.market):
-            self._vault_face(vf, start + k * VAULT, ones)
+            if vf is not None:
+                ones.extend(start + k * VAULT + i for i in face(vf))
         start = self._blocks["orders"][0]
         for k, of in enumerate(obs.orders):
-            self._order_face(of, start + k * FACE, ones)
+            if of is not None:
+                ones.extend(start + k * FACE + i for i in face(of))
         start = self._blocks["in_hand"][0]
         if obs.in_hand is None:
             on(start)
         else:
             on(start + obs.in_hand[0])
-            self._order_face(obs.in_hand[1], start + 4, ones)
-        self._order_face(obs.stack_top, self._blocks["stack_top"][0], ones)
+            ones.extend(start + 4 + i for i in face(obs.in_hand[1]))
+        if obs.stack_top is not None:
+            start = self._blocks["stack_top"][0]
+            ones.extend(start + i for i in face(obs.stack_top))
         start = self._blocks["tiles_seen_vault_up"][0]
         index = self._tile_index
-        for _, vf in obs.vaults:
-            on(start + index[vf.tile])
-        for vf in obs.market:
-            if vf is not None:
-                on(start + index[vf.tile])
+        ones.extend(start + index[vf.tile] for _, vf in obs.vaults)
+        ones.extend(start + index[vf.tile] for vf in obs.market if vf is not None)
         start_faces = self._blocks["discard_order_faces"][0]
         for f in obs.discard:
-            if isinstance(f, VaultFace):
+            if type(f) is VaultFace:
                 on(start + index[f.tile])
             else:
-                out[start_faces + 2 * ORDERS.index(f.order) + f.paid] += 0.1
+                out[start_faces + 2 * face(f)[0] + f.paid] += 0.1
 
         start = self._blocks["pending"][0]
         pend = obs.pending
@@ -178,37 +179,25 @@ class ObservationEncoder:
         start = self._blocks["scalars"][0]
         out[start:start + len(SCALARS)] = values
         out[start:start + len(SCALARS)] /= _SCALES
-        out[ones] = 1.0
+        out.put(ones, 1.0)
 
-    @staticmethod
-    def _vault_face(f: VaultFace | None, at: int, ones: list[int]) -> None:
-        if f is None:
-            return
-        for k in range(4):
-            if f.colors & ALL_COLORS[k]:
-                ones.append(at + k)
-        if f.crown:
-            ones.append(at + 4)
-        ones.append(at + 5)
-
-    @staticmethod
-    def _order_face(f: OrderFace | None, at: int, ones: list[int]) -> None:
-        if f is None:
-            return
-        ones.append(at + ORDERS.index(f.order))
-        at += len(ORDERS)
-        for k in range(4):
-            if f.colors & ALL_COLORS[k]:
-                ones.append(at + k)
-        if f.paid:
-            ones.append(at + 4)
-        if f.crown is not None:  # only a box that prints crowns on order faces shows them (D18)
-            ones.append(at + 5)
-            if f.crown:
-                ones.append(at + 6)
-        ones.append(at + 7)
+    def _face(self, f: OrderFace | VaultFace) -> tuple[int, ...]:
+        """The offsets ``f`` sets within its block (for an order face, the first is the order's)."""
+        bits = self._face_bits.get(f)
+        if bits is None:
+            if isinstance(f, VaultFace):
+                bits = (*_BITS[f.colors], *((4,) if f.crown else ()), 5)
+            else:
+                n = len(ORDERS)
+                # A crown shows on an order face only in a box that prints it there (D18).
+                crown = () if f.crown is None else (n + 5, n + 6) if f.crown else (n + 5,)
+                bits = (ORDERS.index(f.order), *(n + k for k in _BITS[f.colors]),
+                        *((n + 4,) if f.paid else ()), *crown, n + 7)
+            self._face_bits[f] = bits
+        return bits
 
 
+_BITS = tuple(tuple(k for k in range(4) if mask & ALL_COLORS[k]) for mask in range(16))
 _SCALES = np.array([_SCALE.get(n, 1) for n in SCALARS], np.float32)
 
 __all__ = ["FACE", "ORDERS", "PENDING_KINDS", "PLANES", "SCALARS", "VAULT", "ObservationEncoder"]
