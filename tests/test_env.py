@@ -287,35 +287,35 @@ def test_openspiel_random_simulation_test_on_both_rulesets_and_festum() -> None:
 
     for params in ({"ruleset": "classic"}, {"festum": True, "festum_removal": True}):
         game = pyspiel.load_game("python_basilica", params)
-        pyspiel.random_sim_test(game, num_sims=2, serialize=False, verbose=False)
+        pyspiel.random_sim_test(game, num_sims=2, serialize=True, verbose=False)
         state = game.new_initial_state()
         assert state.is_chance_node() and game.get_type().chance_mode == pyspiel.GameType.ChanceMode.EXPLICIT_STOCHASTIC
 
 
-def test_openspiel_mcts_bot_plays_a_whole_game() -> None:
+def test_openspiel_ismcts_and_mcts_bots_play_a_whole_game() -> None:
     import pyspiel
-    from open_spiel.python.algorithms import mcts
+    from open_spiel.python.algorithms import ismcts, mcts
 
     import basilica_p2p.env.spiel  # noqa: F401
 
     game = pyspiel.load_game("python_basilica")
     rs = np.random.RandomState(7)
-    bot = mcts.MCTSBot(game, uct_c=2.0, max_simulations=3, evaluator=mcts.RandomRolloutEvaluator(1, rs),
-                       random_state=rs, solve=False)
+    rollout = mcts.RandomRolloutEvaluator(1, rs)
+    bots = [ismcts.ISMCTSBot(game, rollout, 2.0, max_simulations=3, random_state=rs),
+            mcts.MCTSBot(game, uct_c=2.0, max_simulations=3, evaluator=rollout, random_state=rs, solve=False)]
     state = game.new_initial_state()
-    decisions = 0
+    decisions = [0, 0]
     while not state.is_terminal():
         if state.is_chance_node():
             outcomes, probs = zip(*state.chance_outcomes())
             state.apply_action(int(rs.choice(outcomes, p=probs)))
-        elif state.current_player() == 0:
-            action = bot.step(state)
+        else:
+            player = state.current_player()
+            action = bots[player].step(state)
             assert action in state.legal_actions()
             state.apply_action(action)
-            decisions += 1
-        else:
-            state.apply_action(int(rs.choice(state.legal_actions())))
-    assert decisions > 10 and sorted(state.returns()) in ([-1.0, 1.0], [0.0, 0.0])
+            decisions[player] += 1
+    assert min(decisions) > 10 and sorted(state.returns()) in ([-1.0, 1.0], [0.0, 0.0])
 
 
 def test_openspiel_information_states_hide_the_other_players_secret_jester_colours() -> None:
@@ -344,6 +344,14 @@ def test_openspiel_information_states_hide_the_other_players_secret_jester_colou
                     views.add((tuple(after.information_state_tensor(1 - first)),
                                after.information_state_string(1 - first), tuple(after.observation_tensor(1 - first))))
                 assert len(state.legal_actions()) >= 2 and len(views) == 1
+                # ISMCTS's resampling draws the secret choice anew and keeps the second player's view.
+                choices = set()
+                for _ in range(30):
+                    world = after.resample_from_infostate(1 - first, rng.random)
+                    assert world.information_state_string(1 - first) == after.information_state_string(1 - first)
+                    assert world.engine is not None
+                    choices.add(world.engine.jester_choices[first])
+                assert len(choices) == len(state.legal_actions())
                 return
             legal = {i: game.table.action(i, jester_cells(observe(g, g.to_move).builders, g.to_move))
                      for i in state.legal_actions()}

@@ -122,6 +122,8 @@ class BasilicaState(pyspiel.State):  # type: ignore[misc]
         self._engine = _Engine(None)  # no game until the first player is drawn
         self._waiting: Any = None  # the chosen action, while the tiles it turns up are drawn
         self._due: tuple[Reveal, ...] = ()
+        # In a secret Jester round, after the first choice: the game before it, and who chose (D24).
+        self._secret: tuple[_Engine, int] | None = None
         # Public events in order, (history length, text): the reveals between actions.
         self.reveals: list[tuple[int, str]] = []
 
@@ -167,11 +169,35 @@ class BasilicaState(pyspiel.State):  # type: ignore[misc]
             act, self._waiting = self._waiting, None
         else:
             act = self._decode(int(action))
+            self._secret = (_Engine(g.clone()), g.to_move) if g.secret_jester_round() else None  # type: ignore[arg-type]
         try:
             g.apply(act)
         except NeedReveal:
             self._waiting = act
             self._due = g.needed_reveals()
+
+    def resample_from_infostate(self, player_id: int, probability_sampler: Any) -> BasilicaState:
+        """A state ``player_id`` cannot tell from this one (for OpenSpiel's ISMCTS).
+
+        The engine's hidden deal holds no tile before the rules show it, so the
+        only fact one player has and the other lacks is a secret Jester choice
+        made first (D24): it is drawn again, uniformly among that player's options.
+        (The copy's pyspiel history still lists the real choice.)
+        """
+        other: BasilicaState = self.clone()
+        g = self.engine
+        if g is None or self._secret is None or g.over:
+            return other
+        before, chooser = self._secret
+        if chooser == player_id or g.pending.kind != "jester" or chooser not in g.jester_choices:
+            return other
+        engine = before.game
+        assert engine is not None
+        engine = engine.clone()
+        options = engine.legal_actions()
+        engine.apply(options[min(int(probability_sampler() * len(options)), len(options) - 1)])
+        other._engine = _Engine(engine)
+        return other
 
     def _action_to_string(self, player: int, action: int) -> str:
         if player == pyspiel.PlayerId.CHANCE:
