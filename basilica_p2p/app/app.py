@@ -19,6 +19,7 @@ from rich.text import Text
 from textual import events
 from textual.app import App, ComposeResult
 from textual.binding import Binding
+from textual.css.query import NoMatches
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import Button, Label, OptionList, RichLog, Static
 from textual.widgets.option_list import Option
@@ -155,7 +156,8 @@ class BasilicaApp(App[None]):
         old = self.snap
         self.snap = snap = message.snapshot
         if snap.deciding and not (old is not None and old.deciding and old.legal == snap.legal):
-            self.query_one("#notation", NotationInput).value = ""
+            for box in self.query(NotationInput):  # a new decision starts with an empty box
+                box.value = ""
         self._draw()
         if len(snap.scorings) > self._scorings_seen:  # a new scoring: shown until dismissed
             self._scorings_seen = len(snap.scorings)
@@ -163,7 +165,8 @@ class BasilicaApp(App[None]):
         self._scorings_seen = len(snap.scorings)  # fewer after a take-back
 
     def on_clocks_changed(self, message: ClocksChanged) -> None:
-        self.query_one(Clocks).show(message.view)
+        for clocks in self.query(Clocks):  # none while the app closes
+            clocks.show(message.view)
 
     def on_game_ended(self, message: GameEnded) -> None:
         self.finished = True
@@ -174,8 +177,8 @@ class BasilicaApp(App[None]):
 
     def on_print(self, event: events.Print) -> None:
         text = event.text.rstrip("\n")
-        if text.strip():
-            self.query_one(RichLog).write(Text(text, style="italic"))
+        for log in self.query(RichLog) if text.strip() else ():
+            log.write(Text(text, style="italic"))
 
     # --- drawing ----------------------------------------------------------------------------
 
@@ -183,6 +186,12 @@ class BasilicaApp(App[None]):
         return normalise(self.query_one("#notation", NotationInput).value)
 
     def _draw(self) -> None:
+        try:
+            self._draw_all()
+        except NoMatches:
+            pass  # told while the app closes: its widgets are gone, and nobody is looking
+
+    def _draw_all(self) -> None:
         snap = self.snap
         if snap is None:
             return
@@ -417,6 +426,7 @@ class BasilicaApp(App[None]):
             self.exit()
             return
         if isinstance(self.screen, Question):
+            self.screen.dismiss(True)  # asked twice (a second Ctrl-C or Ctrl-D): yes, as at the prompt
             return
         snap = self.snap
         deciding = snap is not None and snap.deciding

@@ -214,10 +214,8 @@ class AppPlayer:
         a, b = obs.scores
         how = END_WORDS.get(obs.end_reason, obs.end_reason)
         you = [" (you)" if p == self.seat else "" for p in (0, 1)]
-        if a == b:
-            return f"Game over {how}: {a}-{b}, a shared victory."
-        winner = self.names[0 if a > b else 1]
-        return f"Game over {how}: {self.names[0]}{you[0]} {a}, {self.names[1]}{you[1]} {b}. {winner} wins."
+        who = "a shared victory" if a == b else f"{self.names[0 if a > b else 1]} wins"
+        return f"Game over {how}: {self.names[0]}{you[0]} {a}, {self.names[1]}{you[1]} {b}: {who}."
 
 
 __all__ = ["AppPlayer", "ClocksChanged", "GameChanged", "GameEnded", "TakeBack"]

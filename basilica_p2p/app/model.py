@@ -90,7 +90,7 @@ def normalise(text: str) -> str:
     def ranks(s: str) -> str:  # cells lower case, a rank or colour after '=' upper case
         return re.sub(r"=([a-z])", lambda m: "=" + m.group(1).upper(), s.lower())
 
-    m = re.fullmatch(r"([vVoO][1-3]):?(.+)", t)  # 'v2b3' is V2:b3
+    m = re.fullmatch(r"([vVoO][1-3]):?([a-eA-E].*)", t)  # 'v2b3' is V2:b3
     if m is not None:
         return m.group(1).upper() + ":" + ranks(m.group(2))
     head, sep, rest = t.partition(":")

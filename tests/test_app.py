@@ -1,0 +1,304 @@
+"""The full-screen app (basilica_p2p/app), driven by Textual's own test pilot.
+
+Local games run as `basilica play` runs them (tui.local.play_local, signed
+replay and all) in the app's worker thread; the fixed positions come from
+basilica_p2p.app.screenshot.scripted_game.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from basilica_p2p.app import AppPlayer, BasilicaApp
+from basilica_p2p.app.model import next_cells, normalise, preview
+from basilica_p2p.app.screenshot import NAMES, scripted_game
+from basilica_p2p.app.widgets import Cathedral, MarketSlot, Question, ScoringScreen
+from basilica_p2p.bots import RandomBot, TakeBack
+from basilica_p2p.engine import (
+    Game, Options, default_manifest, determinize, format_action, observe, parse_action, parse_manifest,
+)
+from basilica_p2p.engine import actions as A
+from basilica_p2p.engine.observation import OrderFace
+from basilica_p2p.identity import Identity
+from basilica_p2p.replay.verify import verify_file
+from basilica_p2p.tui import Resign, play_local
+from replay_builders import key
+
+ROOT = Path(__file__).resolve().parent.parent
+MANIFEST = default_manifest()
+ME = Identity("ada", key(11))
+BOT = Identity("random", key(12))
+SIZE = (100, 32)
+
+
+def short_manifest():  # type: ignore[no-untyped-def]
+    """Two scorings after ten crowned vaults: a whole game in a few turns."""
+    data = json.loads((ROOT / "protocol" / "manifest.json").read_text())
+    data["name"] = "short test game"
+    data["crown_spaces"] = [5, 10]
+    return parse_manifest(json.dumps(data).encode())
+
+
+async def until(pilot: Any, ready: Callable[[], bool], what: str, limit: float = 20.0) -> None:
+    for _ in range(int(limit / 0.01)):
+        if ready():
+            return
+        await pilot.pause(0.01)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+def deciding(app: BasilicaApp) -> bool:
+    return app.snap is not None and app.snap.deciding and not isinstance(app.screen, (ScoringScreen, Question))
+
+
+def local_app(tmp_path: Path, manifest=MANIFEST, undo: bool = True):  # type: ignore[no-untyped-def]
+    person = AppPlayer("ada", manifest, undo=undo)
+    app = BasilicaApp(person, lambda: play_local(person, RandomBot(3), (ME, BOT), 0, manifest, Options(),  # type: ignore[arg-type]
+                                                 tmp_path))
+    return person, app
+
+
+def test_a_whole_local_game_by_keyboard_with_every_scoring_kept_until_dismissed(tmp_path: Path) -> None:
+    manifest = short_manifest()
+
+    async def run() -> None:
+        person, app = local_app(tmp_path, manifest)
+        scorings_seen = 0
+        async with app.run_test(size=SIZE) as pilot:
+            for _ in range(300):
+                await until(pilot, lambda: app.finished or deciding(app) or isinstance(app.screen, ScoringScreen),
+                            "a decision, a scoring or the end")
+                if isinstance(app.screen, ScoringScreen):
+                    scorings_seen += 1
+                    title = str(app.screen.query_one("#scoring-title").render())
+                    assert re.match(rf"Scoring {len(app.snap.scorings)}: ada \+\d+, random \+\d+", title), title
+                    await pilot.press("down", "x")  # other keys leave it open: only closing closes it
+                    await pilot.pause(0.05)
+                    assert isinstance(app.screen, ScoringScreen)
+                    await pilot.press("escape")
+                    continue
+                if app.finished:
+                    break
+                await pilot.press("down", "enter")  # the first legal action: its preview, then played
+            assert app.finished and app.error is None
+            result = app.result
+            assert result.game.over and result.forfeit is None
+            assert scorings_seen >= 1
+            decision = str(app.query_one("#decision").render())
+            assert "Game over" in decision and "ada" in decision
+            # After the game every scoring can be read again, the last one first.
+            await pilot.press("s")
+            assert isinstance(app.screen, ScoringScreen)
+            assert app.screen.index == len(app.snap.scorings) - 1
+            await pilot.press("left")
+            assert app.screen.index == max(0, len(app.snap.scorings) - 2)
+            await pilot.press("escape", "q")
+        assert verify_file(result.replay, {manifest.hash: manifest}).ok
+
+    asyncio.run(run())
+
+
+def v_with_order(app: BasilicaApp) -> int:
+    """A vault space whose order space above holds an order, with a legal placement."""
+    snap = app.snap
+    assert snap is not None and snap.view is not None
+    for k in (1, 2, 3):
+        if isinstance(snap.view.orders[k - 1], OrderFace) and any(t.startswith(f"V{k}:") for t in snap.legal):
+            return k
+    raise AssertionError("no vault space with an order above it")
+
+
+def test_the_mouse_path_market_space_then_a_lit_cell_then_the_same_cell_again(tmp_path: Path) -> None:
+    async def run() -> None:
+        person, app = local_app(tmp_path)
+        async with app.run_test(size=SIZE) as pilot:
+            await until(pilot, lambda: deciding(app), "the first decision")
+            k = v_with_order(app)
+            order = app.snap.view.orders[k - 1]
+            await pilot.click(f"#slot{k}", offset=(1, 3))  # the V line of the slot
+            await pilot.pause()
+            assert app.query_one("#notation").value == f"V{k}:"
+            slot = app.query_one(f"#slot{k}", MarketSlot)
+            assert f"goes w/ V{k}" in slot.render().plain  # the order above is marked as going with it
+            cathedral = app.query_one(Cathedral)
+            lit = sorted(cathedral.targets)
+            assert lit and lit == sorted(next_cells(app.snap.legal, f"V{k}:"))
+            cell = lit[0]
+            await pilot.click(Cathedral, offset=cathedral.offset_of(cell))
+            await pilot.pause()
+            text = app.query_one("#notation").value
+            assert text in app.snap.legal and parse_action(text).cell == cell
+            shown = str(app.query_one("#preview").render())
+            assert f"uses up O{k}'s" in shown and "You place" in shown
+            plies = len(app.snap.view.history)
+            await pilot.click(Cathedral, offset=cathedral.offset_of(cell))  # again: played
+            await until(pilot, lambda: app.snap is not None and app.snap.view is not None
+                        and len(app.snap.view.history) > plies, "the move to be played")
+            entries = [e.text for e in app.snap.entries]
+            assert any(e.startswith("You placed") and f"from V{k}" in e for e in entries)
+            # The order that went with the vault is said where the next decision is made.
+            assert any(f"O{k} is now" in e and "turned over" in e for e in entries), entries
+            assert order is not None
+            person.abandon()
+
+    asyncio.run(run())
+
+
+def test_the_preview_tells_the_move_the_pairing_and_a_scoring_before_it_is_played() -> None:
+    g = Game.new(MANIFEST, Options(), bytes(32))
+    obs = observe(g, g.to_move or 0)
+    legal = g.legal_actions()
+    vault = next(a for a in legal if a.kind == A.VAULT and isinstance(obs.orders[a.space - 1], OrderFace))
+    said = preview(obs, vault, ["ada", "bob"], MANIFEST)
+    face = obs.orders[vault.space - 1]
+    assert said[0].startswith("You place a ") and f"from V{vault.space} on " in said[0]
+    assert "placed" not in said[0]
+    assert any(f"uses up O{vault.space}'s" in line and face.order.value.split("_")[0] in line for line in said)
+    # Typing is forgiven as at the prompt: case, and the colon after a market space.
+    assert normalise("v2B3") == "V2:b3" and normalise("o1:C2=m") == "O1:c2=M" and normalise("PASS") == "pass"
+
+
+def test_leaving_asks_first_and_is_a_forfeit(tmp_path: Path) -> None:
+    async def run() -> None:
+        person, app = local_app(tmp_path)
+        async with app.run_test(size=SIZE) as pilot:
+            await until(pilot, lambda: deciding(app), "the first decision")
+            await pilot.press("q")
+            assert isinstance(app.screen, Question) and "forfeit" in str(app.screen.query_one("Static").render())
+            await pilot.press("n")
+            assert not isinstance(app.screen, Question) and not app.finished
+            await pilot.press("ctrl+c", "ctrl+c")  # a second Ctrl-C answers yes, as at the prompt
+            await until(pilot, lambda: app.finished, "the forfeit")
+        assert isinstance(app.result.forfeit, Resign)
+        assert app.result.forfeit.player == 0
+        assert verify_file(app.result.replay, {MANIFEST.hash: MANIFEST}).ok
+
+    asyncio.run(run())
+
+
+def test_undo_raises_takeback_from_choose_and_the_log_goes_back(tmp_path: Path) -> None:
+    """'u' at a later decision: choose raises TakeBack(1); told the earlier position again, the app
+    forgets the moves after it."""
+    person = AppPlayer("ada", MANIFEST, undo=True)
+    raised: list[BaseException] = []
+    g = Game.new(MANIFEST, Options(), bytes(32))
+    person.begin_game(0, NAMES, MANIFEST)
+
+    def work() -> None:
+        nonlocal g
+        while g.to_move != 0:
+            p = g.to_move or 0
+            a = g.legal_actions()[0]
+            turn = g.turn
+            g.apply(a)
+            person.notify(g, turn, p, format_action(a))
+        first = len(g.history)
+        a = person.choose(observe(g, 0), g.legal_actions())
+        turn = g.turn
+        g.apply(a)
+        person.notify(g, turn, 0, format_action(a))
+        try:
+            person.choose(observe(g, 0), g.legal_actions())
+        except TakeBack as e:
+            raised.append(e)
+            back = Game.new(MANIFEST, Options(), bytes(32))
+            for old in g.history[:first]:
+                back.apply(old)
+            person.took_back(back)
+            person.choose(observe(back, 0), back.legal_actions())
+
+    async def run() -> None:
+        app = BasilicaApp(person, work)
+        async with app.run_test(size=SIZE) as pilot:
+            await until(pilot, lambda: deciding(app), "the first decision")
+            assert not app.snap.can_undo  # nothing of ours to take back yet
+            await pilot.press("u")
+            await pilot.press("down", "enter")
+            await until(pilot, lambda: deciding(app) and app.snap.can_undo, "the second decision")
+            told = len(app.snap.entries)
+            await pilot.press("u")
+            await until(pilot, lambda: app.finished or (deciding(app) and not app.snap.can_undo), "the take-back")
+            assert raised and isinstance(raised[0], TakeBack) and raised[0].moves == 1
+            assert len(app.snap.entries) < told
+            assert not any(e.text.startswith("You placed") or e.text.startswith("You took")
+                           for e in app.snap.entries)
+            person.abandon()
+
+    asyncio.run(run())
+
+
+def test_undo_is_not_offered_where_the_game_cannot_take_back(tmp_path: Path) -> None:
+    async def run() -> None:
+        person = AppPlayer("ada", MANIFEST, undo=False, network=True)
+        app = BasilicaApp(person, lambda: scripted_game(person, 20))
+        async with app.run_test(size=SIZE) as pilot:
+            await until(pilot, lambda: app.snap is not None and app.snap.deciding, "the decision")
+            assert app.check_action("undo", ()) is False
+            assert " u " not in str(app.query_one("#keys").render())
+            person.abandon()
+
+    asyncio.run(run())
+
+
+def screen_text(app: BasilicaApp) -> str:
+    svg = app.export_screenshot()
+    return re.sub(r"terminal-\d+", "terminal", svg)
+
+
+def test_nothing_hidden_is_drawn_two_games_alike_in_public_draw_alike(tmp_path: Path) -> None:
+    """The same public position with another stack order and other crowns under the order faces:
+    the screen must not change (it is drawn from the observation only)."""
+    g = Game.new(MANIFEST, Options(), bytes(32))
+    from basilica_p2p.bots import GreedyBot
+
+    bots = (GreedyBot(MANIFEST, 1), GreedyBot(MANIFEST, 2))
+    moves: list[tuple[int, int, str]] = []
+    while len(moves) < 30 or g.to_move != 0:
+        p = g.to_move or 0
+        a = bots[p].choose(observe(g, p), g.legal_actions())
+        moves.append((g.turn, p, format_action(a)))
+        g.apply(a)
+    import random
+
+    rng = random.Random(5)
+
+    def shuffle(items: list[int]) -> list[int]:
+        out = list(items)
+        rng.shuffle(out)
+        return out
+
+    other = determinize(observe(g, 0), MANIFEST, shuffle, bytes(range(32)))
+    assert other.stack != g.stack  # the hidden part differs
+    assert observe(other, 0) == observe(g, 0)
+
+    async def draw(game: Game) -> str:
+        person = AppPlayer("ada", MANIFEST)
+        person.begin_game(0, NAMES, MANIFEST)
+        person.view = observe(game, 0)
+
+        def work() -> None:
+            person.choose(observe(game, 0), game.legal_actions())
+
+        app = BasilicaApp(person, work)
+        async with app.run_test(size=SIZE) as pilot:
+            await until(pilot, lambda: app.snap is not None and app.snap.deciding, "the decision")
+            await pilot.press("v", "1")
+            await pilot.pause(0.05)
+            text = screen_text(app)
+            assert f"stack {len(game.stack)} top" in str(app.query_one("#players").render())
+            person.abandon()
+        return text
+
+    async def run() -> None:
+        one, two = await draw(g), await draw(other)
+        assert one == two
+
+    asyncio.run(run())
