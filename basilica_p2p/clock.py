@@ -179,7 +179,7 @@ class Clocks:
         seat = self.running
         assert seat is not None
         before, spent = self.left[seat], self.used(at, lag)
-        if spent > before:
+        if spent >= before:  # at 0:00 the flag has fallen
             self.left[seat], self.flagged = 0, seat
         else:
             self.left[seat] = min(MAX_MS, before - spent + self.control.increment * 1000)

@@ -318,7 +318,7 @@ class ScriptedPeer:
             second = seal(self.me.key, game, 1, first.hash, "hello", mine)
         names = (first.body["name"], second.body["name"])
         spec = GameSpec(game, (first.sender, second.sender), names, self.settings.options, self.settings.manifest,
-                        self.settings.shuffle)
+                        self.settings.shuffle, self.settings.clock)
         hidden = self.settings.shuffle != SHUFFLE_SCHEME
         self.ref = Referee(spec, self.seat, self.deal_secret) if hidden else Referee(spec)
         for env in (first, second):
@@ -360,7 +360,7 @@ class ScriptedPeer:
             return {"nonce": self.nonce}
         if step == "action":
             assert g is not None
-            return {"ply": len(g.history), "action": self.choose(g)}
+            return {"ply": len(g.history), "action": self.choose(g), **self.clock_figure()}
         if step == "ack":
             assert g is not None and ref.ack_ply is not None
             return {"ply": ref.ack_ply, "state": bytes.fromhex(g.state_hash())}
@@ -374,7 +374,8 @@ class ScriptedPeer:
             salt = new_nonce()
             self.jester = (text, salt)
             ply = ref.jester_ply(self.seat)
-            return {"ply": ply, "commitment": jester_commitment(self.game_id, self.me.public, ply, text, salt)}
+            return {"ply": ply, "commitment": jester_commitment(self.game_id, self.me.public, ply, text, salt),
+                    **self.clock_figure()}
         if step == "jreveal":
             assert self.jester is not None
             text, salt = self.jester
@@ -393,6 +394,12 @@ class ScriptedPeer:
         if step == "secret":
             return {"secret": self.deal_secret}
         raise AssertionError(step)
+
+    def clock_figure(self) -> dict[str, int]:
+        """A game with a clock: the remaining time a decision carries (this peer says it used none)."""
+        if self.settings.clock is None or self.ref is None:
+            return {}
+        return {"clock": self.ref.signed[self.seat]}
 
     async def send_honest(self, step: str) -> Envelope:
         assert self.ref is not None

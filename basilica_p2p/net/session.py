@@ -752,9 +752,9 @@ async def _accept(
             if env.type in ("forfeit", "timeout"):
                 # A resignation or claim of the peer's crossed our message in flight (both were
                 # due at once): no one misbehaved, but the two records part here for good.
-                reason = printable(env.body["reason"], 200) if env.type == "forfeit" else "a claim on time"
-                await conn.tell_error(f"your forfeit crossed our {held.type}: our records part at message {env.seq}")
-                raise Refused(f"the peer's forfeit ({reason}) crossed our {held.type} at message {env.seq}: the two "
+                what = f"forfeit ({printable(env.body['reason'], 200)})" if env.type == "forfeit" else "claim on time"
+                await conn.tell_error(f"your {what} crossed our {held.type}: our records part at message {env.seq}")
+                raise Refused(f"the peer's {what} crossed our {held.type} at message {env.seq}: the two "
                               "records part there and cannot be joined; ours stays valid up to the message before")
             # Message env.seq was ours to send, and we sent it: the peer spoke out of turn.
             await conn.tell_error(f"your {env.type} came out of turn: message {env.seq} was ours ({held.type})")
@@ -843,6 +843,8 @@ async def _await_claim(conn: Connection, side: _Side, seat: int, agent: Agent, l
     """After our own flag fell: the peer's claim (or resignation) is all that may come."""
     clocks = side.clocks
     assert clocks is not None
+    if clocks.running == seat:  # stopped at the prompt: the time is all used
+        clocks.stop(trio.current_time())
     show_clocks({seat: agent}, clocks, trio.current_time())
     log("our clock ran out: waiting for the other side's claim on time")
     deadline = trio.current_time() + conn.timeouts.handshake + MAX_LAG
