@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 import re
 import sys
 from pathlib import Path
@@ -11,6 +12,7 @@ from typing import Optional
 
 import typer
 
+from ..clock import TimeControl, TimeControlError
 from ..engine import EngineError, Ruleset, default_manifest
 from ._common import (
     NET_HELP, OPT_BOT, OPT_FESTUM, OPT_FRAME, OPT_HANDSHAKE, OPT_IDLE, OPT_KEEP, OPT_LOCAL_RULESET, OPT_MANIFEST,
@@ -21,6 +23,17 @@ from ._peer import (
     WORMHOLE_CODE, _code_options, _host_hint, _host_with_invite, _internet_options, _join_with_invite,
     _net_options, _run_peer,
 )
+
+
+OPT_CLOCK = typer.Option(None, "--clock", metavar="MIN+SEC", help="Clocks: MIN minutes each plus SEC seconds per "
+                         "decision (e.g. 15+10); out of time loses the game (docs/clocks.md).")
+
+
+def _clock(text: Optional[str]) -> Optional[TimeControl]:
+    try:
+        return TimeControl.parse(text) if text is not None else None
+    except TimeControlError as e:
+        raise fail(f"--clock: {e}") from None
 
 
 def host_cmd(
@@ -52,6 +65,7 @@ def host_cmd(
     mailbox: Optional[str] = typer.Option(None, "--mailbox", metavar="URL", help=NET_HELP["mailbox"]),
     relay: Optional[str] = typer.Option(None, "--relay", metavar="HOST:PORT", help=NET_HELP["relay"]),
     no_relay: bool = typer.Option(False, "--no-relay", metavar="", help=NET_HELP["no_relay"]),
+    clock: Optional[str] = OPT_CLOCK,
 ) -> None:
     """Wait for a peer to join, then play. Prints where it listens and an invite to paste to the other player.
 
@@ -68,6 +82,7 @@ def host_cmd(
     config = _net_options(bot, ruleset, festum, festum_removal, manifest, replay_dir, handshake_timeout,
                           idle_timeout, ping_interval, frame_timeout, move_time, ctx, "host", games,
                           keep_session=keep_session, shuffle=shuffle)
+    config.settings = replace(config.settings, clock=_clock(clock))  # the joiner takes it from our hello
     assert config.resume_info is not None
     config.resume_info["address"] = bind
     if not no_invite:
@@ -161,6 +176,7 @@ def play_cmd(
                                "terminals) instead of the full-screen app; also when this is not a terminal."),
     web: bool = typer.Option(False, "--web", metavar="", help="Serve the app as a web page (prints its URL)."),
     web_port: int = typer.Option(8000, "--web-port", min=1, max=65535, help="The port of --web's page."),
+    clock: Optional[str] = OPT_CLOCK,
 ) -> None:
     """Play a game against a bot in this terminal; the game is saved as a verifiable replay.
 
@@ -178,6 +194,7 @@ def play_cmd(
 
     home = home_of(ctx)
     man = load_manifest_option(manifest)
+    time_control = _clock(clock)
     if web:
         from ..app.web import serve_play
 
@@ -200,7 +217,8 @@ def play_cmd(
     person = AppPlayer(me.name, man, undo=True) if wants_app(plain) else TerminalPlayer(me.name, manifest=man)
     try:
         def game():  # type: ignore[no-untyped-def]
-            return play_local(person, bot, (me, them), seat - 1, man, options, folder)  # type: ignore[arg-type]
+            return play_local(person, bot, (me, them), seat - 1, man, options, folder,  # type: ignore[arg-type]
+                              clock=time_control)
 
         result = run_in_app(person, game) if isinstance(person, AppPlayer) else game()
     except OSError as e:
@@ -212,6 +230,9 @@ def play_cmd(
     g = result.game
     if result.forfeit is not None:
         typer.echo(f"{result.forfeit}: player {2 - result.forfeit.player} wins by forfeit")
+    elif result.on_time is not None:
+        names = (me.name, them.name) if seat == 1 else (them.name, me.name)
+        typer.echo(f"player {2 - result.on_time.loser} wins on time: {result.on_time.words(names)}")
     else:
         typer.echo(f"final score {g.scores[0]}-{g.scores[1]} ({g.end_reason})")
     say_where("replay", result.replay)
