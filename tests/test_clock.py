@@ -207,3 +207,17 @@ def test_a_header_whose_clock_and_protocol_disagree_is_refused(protocol: int, cl
         m["clock"] = clock
     with pytest.raises(ProtocolError, match="clock"):
         Header.decode(encode(m))
+
+
+def test_the_viewer_shows_a_claim_on_time(tmp_path: Path) -> None:
+    from basilica_p2p.replay.html import build_viewer_data
+
+    result = play_local(TerminalPlayer("ada", console=Console(file=io.StringIO()), inp=io.StringIO("1\n" * 400)),
+                        RandomBot(3), (ALICE, BOB), 0, MANIFEST, OPTIONS, tmp_path, clock=TimeControl(1, 0),
+                        now=Ticker(4.0))
+    assert result.on_time is not None
+    data = build_viewer_data(result.replay)
+    winner = ("alice", "bob")[1 - result.on_time.loser]
+    assert data["result"]["text"].startswith(f"{winner} claims a win on time, signed by {winner}: ")
+    assert data["clock"] == "1+0" and data["result"]["on_time"]["loser"] == result.on_time.loser + 1
+    assert data["steps"][-1]["next"].startswith("the game ends here: ")

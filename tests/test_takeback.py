@@ -184,3 +184,22 @@ def test_undo_is_refused_outside_a_local_game() -> None:
     person.seat = g.to_move
     person.choose(observe(g, g.to_move), g.legal_actions())  # type: ignore[arg-type]
     assert "undo works only in a game against a bot on this machine" in out.getvalue()
+
+
+def test_the_viewer_and_the_export_show_takebacks_as_steps(tmp_path: Path) -> None:
+    from basilica_p2p.replay.html import build_viewer_data, render_html
+    from basilica_p2p.replay.show import export_json, walk
+
+    asker = Undoer(at=(6, 9))
+    g = play_recorded(tmp_path / "t.replay", MANIFEST, OPTIONS, (ALICE, BOB), (asker, RandomBot(2)))
+    done = [t for t in asker.told if t is not None]
+    assert done
+    data = build_viewer_data(tmp_path / "t.replay")
+    backs = [s for s in data["steps"] if s["decision"] == "takeback"]
+    assert len(backs) == len(done) and data["takebacks"] == [len(done), 0]
+    assert all("alice took back to their decision" in s["words"] for s in backs)
+    # After the last step the board is the game's end: the takebacks were re-played faithfully.
+    assert data["steps"][-1]["scores"] == list(g.scores)
+    assert "takeback" in render_html(data)
+    exported = export_json(walk(tmp_path / "t.replay", known_manifests()))
+    assert [t["to"] for t in exported["takebacks"]] == done

@@ -31,6 +31,7 @@ from ..engine.components import COLOR_LETTER, COLOR_NAME, RANK_LETTER, RANK_NAME
 from ..engine.game import describe_pending
 from ..engine.observation import Observation, OrderFace, VaultFace
 from ..engine.scoring import ScoringResult
+from ..referee import END_TIME, rewind
 from ..wire import open_envelope
 from .file import ReplayError
 from .show import walk
@@ -187,6 +188,10 @@ def _names_from_hellos(records: list[bytes], header_names: tuple[str, str]) -> t
 
 def _result_text(outcome: Any, names: tuple[str, str]) -> str:
     s = f"{outcome.scores[0]}-{outcome.scores[1]}"
+    if outcome.end == END_TIME and outcome.time is not None:
+        winner = 1 - outcome.time.loser
+        # Signed by the winner alone, with its own figures and the loser's last signed one.
+        return f"{names[winner]} claims a win on time, signed by {names[winner]}: {outcome.time.words(names)}; {s}"
     if outcome.end == "forfeit":
         loser = 1 - (outcome.winner or 0)
         if outcome.claimed_by == loser:
@@ -227,8 +232,18 @@ def build_viewer_data(path: Path, manifests: dict[str, Manifest] | None = None) 
             "active": g.active + 1, "action": None, "decision": None, "events": [], "scoring": [],
             "next": _next(g, names), **public_state(g),
         })
-    for m in w.moves:
+    backs = {t.index: t for t in w.takebacks}
+    for i, m in enumerate(w.moves):
         assert g is not None
+        if i in backs:  # both signed a takeback: the board as it was at that decision
+            t = backs[i]
+            g = _tapped(rewind(g, t.to), boards)
+            steps.append({
+                "step": len(steps), "move": None, "words": f"{names[t.player]} took back to their decision in "
+                f"turn {t.turn}: the moves after it are undone (both players signed the takeback)",
+                "turn": g.turn, "player": t.player + 1, "active": g.active + 1, "action": None,
+                "decision": "takeback", "events": [], "scoring": [], "next": _next(g, names), **public_state(g),
+            })
         before = g.clone()
         action = parse_action(m.action)
         kind = before.pending.kind
@@ -250,7 +265,7 @@ def build_viewer_data(path: Path, manifests: dict[str, Manifest] | None = None) 
             "next": _next(g, names), **public_state(g),
         })
     o = w.outcome
-    if steps and o.end == "forfeit":
+    if steps and o.end in ("forfeit", END_TIME):
         steps[-1]["next"] = f"the game ends here: {_result_text(o, names)}"
     return {
         "format": VIEWER_FORMAT,
@@ -263,7 +278,11 @@ def build_viewer_data(path: Path, manifests: dict[str, Manifest] | None = None) 
         "rows": max([3] + [s["cathedral"]["rows"] + 1 for s in steps]
                     + [sc["cathedral"]["rows"] + 1 for s in steps for sc in s["scoring"]]),
         "result": {"scores": list(o.scores), "winner": None if o.winner is None else o.winner + 1, "end": o.end,
-                   "moves": o.moves, "reason": o.reason or None, "text": _result_text(o, names)},
+                   "moves": o.moves, "reason": o.reason or None, "text": _result_text(o, names),
+                   "on_time": None if o.time is None else {"loser": o.time.loser + 1, "signed_ms": o.time.signed,
+                                                           "left_ms": o.time.left, "waited_ms": o.time.waited}},
+        "clock": None if h.clock is None else str(h.clock),
+        "takebacks": list(o.takebacks),
         "steps": steps,
     }
 

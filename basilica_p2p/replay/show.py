@@ -23,6 +23,17 @@ class Move:
     game: Game  # the state after the move (a clone)
 
 
+@dataclass(frozen=True)
+class TakeBackNote:
+    """A takeback both players signed: before ``Walk.moves[index]``, the game went back to
+    its first ``to`` decisions, asked by ``player`` (0 or 1)."""
+
+    index: int
+    to: int
+    player: int
+    turn: int  # the turn of the decision it went back to
+
+
 @dataclass
 class Walk:
     replay: ReplayFile
@@ -33,6 +44,8 @@ class Walk:
     # What a hidden deal opened of each position (empty for a seeded game), so that a
     # viewer can replay the moves from ``start`` with the very reveals the players made.
     facts: dict[Position, FaceClass | TileSpec] = field(default_factory=dict)
+    # Takebacks, in order: ``moves`` holds every decision played, also those taken back.
+    takebacks: list[TakeBackNote] = field(default_factory=list)
 
 
 def walk(path: Path, manifests: dict[str, Manifest]) -> Walk:
@@ -43,6 +56,7 @@ def walk(path: Path, manifests: dict[str, Manifest]) -> Walk:
     start: Game | None = None
     error = ""
     facts: dict[Position, FaceClass | TileSpec] = {}
+    takebacks: list[TakeBackNote] = []
     for i, raw in enumerate(replay.records, start=1):
         g = ref.game
         before = len(g.history) if g else 0
@@ -50,12 +64,17 @@ def walk(path: Path, manifests: dict[str, Manifest]) -> Walk:
         mover = g.to_move if g else None
         events_before = len(g.events) if g else 0
         try:
-            ref.feed(open_envelope(raw))
+            env = open_envelope(raw)
+            ref.feed(env)
         except ProtocolError as e:
             error = f"record {i} (byte {replay.offsets[i]}): {e}"
             break
         g = ref.game
         if g is None:
+            continue
+        if env.type == "takeback" and len(g.history) < before:  # the consent: the game went back
+            asker = 1 - (ref.spec.player_of(env.sender) or 0)
+            takebacks.append(TakeBackNote(len(moves), len(g.history), asker, g.turn))
             continue
         if g.setup.hidden:
             # Positions are never reused (a reshuffle deals new ones), so the union is exact;
@@ -67,7 +86,7 @@ def walk(path: Path, manifests: dict[str, Manifest]) -> Walk:
             assert mover is not None
             moves.append(Move(before, turn, mover, format_action(g.history[-1]), g.state_hash(),
                               tuple(g.events[events_before:]), g.clone()))
-    return Walk(replay, moves, start, error, ref.outcome, facts)
+    return Walk(replay, moves, start, error, ref.outcome, facts, takebacks)
 
 
 def export_json(w: Walk) -> dict[str, Any]:
@@ -82,6 +101,8 @@ def export_json(w: Walk) -> dict[str, Any]:
         },
         "moves": [{"ply": m.ply, "turn": m.turn, "player": m.player + 1, "action": m.action,
                    "state_hash": m.state_hash} for m in w.moves],
+        # Every decision played is in "moves"; before moves[before_move] the game went back to ply "to".
+        "takebacks": [{"before_move": t.index, "to": t.to, "player": t.player + 1} for t in w.takebacks],
         "scorings": [
             {"points": list(s.points), "areas": [
                 {"color": a.color, "cells": list(a.cells), "strength": list(a.strength),
@@ -98,4 +119,4 @@ def export_json(w: Walk) -> dict[str, Any]:
     }
 
 
-__all__ = ["Move", "Walk", "walk", "export_json", "ReplayError"]
+__all__ = ["Move", "TakeBackNote", "Walk", "walk", "export_json", "ReplayError"]
