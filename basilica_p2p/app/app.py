@@ -253,7 +253,7 @@ class BasilicaApp(App[None]):
         if obs is None:
             return
         if snap.result:
-            decision.update(Text(snap.result + ("  (q leaves, s shows every scoring, l the log)"
+            decision.update(Text(snap.result + ("  (q leaves; s: scorings; l: log)"
                                                 if self.finished else ""), style="bold"))
         elif snap.deciding:
             decision.update(decision_line(obs, snap.names))
