@@ -288,8 +288,60 @@ def test_openspiel_random_simulation_test_on_both_rulesets_and_festum() -> None:
     for params in ({"ruleset": "classic"}, {"festum": True, "festum_removal": True}):
         game = pyspiel.load_game("python_basilica", params)
         pyspiel.random_sim_test(game, num_sims=2, serialize=True, verbose=False)
-        state = game.new_initial_state()
-        assert state.is_chance_node() and game.get_type().chance_mode == pyspiel.GameType.ChanceMode.EXPLICIT_STOCHASTIC
+        assert game.get_type().chance_mode == pyspiel.GameType.ChanceMode.EXPLICIT_STOCHASTIC
+        # Every outcome a chance node offers is one the engine accepts, through the D11 reshuffle too.
+        rng = random.Random(5)
+        reshuffled = False
+        for _ in range(6):
+            state = game.new_initial_state()
+            while not state.is_terminal():
+                if state.is_chance_node():
+                    outcomes, probs = zip(*state.chance_outcomes())
+                    assert abs(sum(probs) - 1) < 1e-9 and min(probs) > 0
+                    for o in rng.sample(outcomes, min(4, len(outcomes))):
+                        state.child(o)  # raises RevealError if the engine refuses the fact
+                    state.apply_action(rng.choices(outcomes, probs)[0])
+                else:
+                    state.apply_action(rng.choice(state.legal_actions()))
+            assert state.engine is not None
+            if state.engine.reshuffles:
+                reshuffled = True
+                break
+        assert reshuffled
+
+
+def test_openspiel_chance_draws_faces_and_tiles_as_the_shuffle_would() -> None:
+    """At the deal: O1's face in proportion to its copies; then a vault tile of V1, whose class
+    is less likely by the copies already seen face up, and whose tile is any of its class."""
+    import pyspiel
+
+    import basilica_p2p.env.spiel  # noqa: F401
+
+    game = pyspiel.load_game("python_basilica")
+    state = game.new_initial_state()
+    assert state.chance_outcomes() == [(0, 0.5), (1, 0.5)]
+    state.apply_action(1)
+    shown = M.order_faces_show_crown
+    classes = [t.face_class(shown) for t in M.tiles]
+    n = len(classes)
+    first = dict(state.chance_outcomes())
+    assert first == pytest.approx({game.faces.index(f): classes.count(f) / n for f in set(classes)})
+    rng = random.Random(3)
+    seen = []
+    while True:
+        outcomes = dict(state.chance_outcomes())
+        assert sum(outcomes.values()) == pytest.approx(1)
+        if max(outcomes) < len(game.faces):  # the order faces of O1-O3 come first
+            face = rng.choice(list(outcomes))
+            seen.append(game.faces[face])
+            state.apply_action(face)
+            continue
+        for tile in M.tiles:
+            f = tile.face_class(shown)
+            expected = (classes.count(f) - seen.count(f)) / (n - len(seen)) / classes.count(f)
+            assert outcomes.get(len(game.faces) + game.tile_index[tile.id], 0.0) == pytest.approx(expected)
+        break
+    assert len(seen) == 3
 
 
 def test_openspiel_ismcts_and_mcts_bots_play_a_whole_game() -> None:

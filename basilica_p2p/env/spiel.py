@@ -28,7 +28,13 @@ import json
 from typing import Any
 
 import numpy as np
-import pyspiel
+
+try:
+    import pyspiel
+except ImportError:  # pragma: no cover - exercised in a venv without the extra
+    raise ImportError(
+        "basilica_p2p.env.spiel needs OpenSpiel from the [rl] extra: pip install 'basilica-p2p[rl]'"
+    ) from None
 
 from ..engine import Game, NeedReveal, Observation, TileSpec, default_manifest, format_action, observe
 from ..engine.hidden import Level, Reveal
