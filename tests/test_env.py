@@ -429,3 +429,14 @@ def test_the_package_works_without_the_rl_extra_and_says_how_to_get_it() -> None
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip().count("\n") == 0
     assert "pip install 'basilica-p2p[rl]'" in out.stdout
+
+
+def test_the_training_example_runs_and_reports_both_policies() -> None:
+    from pathlib import Path
+
+    example = Path(__file__).resolve().parent.parent / "examples" / "rl_action_prior.py"
+    out = subprocess.run([sys.executable, str(example), "--games", "40", "--eval", "10"],
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert "trained on 40 games" in out.stdout
+    assert "uniform policy" in out.stdout and "learned prior" in out.stdout
