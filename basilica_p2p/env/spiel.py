@@ -37,6 +37,7 @@ except ImportError:  # pragma: no cover - exercised in a venv without the extra
     ) from None
 
 from ..engine import Game, NeedReveal, Observation, TileSpec, default_manifest, format_action, observe
+from ..engine.components import format_colors
 from ..engine.hidden import Level, Reveal
 from ..engine.manifest import FaceClass
 from ._core import Setting
@@ -240,7 +241,7 @@ class BasilicaState(pyspiel.State):  # type: ignore[misc]
             return f"player {outcome + 1} begins"
         if outcome < len(bg.faces):
             f = bg.faces[outcome]
-            return f"order face {f.order.value} {f.colors}{' paid' if f.paid else ''}"
+            return f"order face {f.order.value} {format_colors(f.colors)}{' paid' if f.paid else ''}"
         return f"tile {bg.tiles[outcome - len(bg.faces)].id}"
 
     def _reveal(self, r: Reveal, outcome: int) -> None:
