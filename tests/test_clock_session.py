@@ -29,6 +29,7 @@ from basilica_p2p.net.session import (
     hello_body,
     play_one_game,
 )
+from basilica_p2p.referee import HIDDEN_DEAL
 from basilica_p2p.replay.file import read_replay
 from basilica_p2p.replay.verify import verify_file
 from basilica_p2p.wire import open_envelope, seal
@@ -106,18 +107,20 @@ async def two_sides(tmp_path: Path, settings: tuple[Settings, Settings], agents:
     return reports, errors
 
 
+@pytest.mark.parametrize("shuffle", ["commit-reveal-v1", HIDDEN_DEAL])
 async def test_two_clocked_sides_finish_and_the_joiner_takes_the_hosts_clock(
-    tmp_path: Path, autojump_clock: trio.testing.MockClock
+    tmp_path: Path, autojump_clock: trio.testing.MockClock, shuffle: str
 ) -> None:
     host, joiner = Slow(0.5, 1), Slow(0.25, 2)
-    reports, errors = await two_sides(tmp_path, (TIMED, DEFAULT), (host, joiner))
+    settings = (replace(TIMED, shuffle=shuffle), replace(DEFAULT, shuffle=shuffle))
+    reports, errors = await two_sides(tmp_path, settings, (host, joiner))
     assert errors == [None, None], errors
     for report in reports:
         assert report is not None and report.clock == CLOCK
         v = verify_file(report.replay)
         assert v.ok, v.error
         replay = read_replay(report.replay)
-        assert replay.header.protocol == 2 and replay.header.clock == CLOCK
+        assert replay.header.protocol == 2 and replay.header.clock == CLOCK and replay.header.shuffle == shuffle
         envs = [open_envelope(r) for r in replay.records]
         assert all(e.body["clock"] == [1, 0] for e in envs if e.type == "hello")
         figures = [e.body["clock"] for e in envs if e.type == "action" and e.sender == ALICE.public]

@@ -121,6 +121,8 @@ def play_recorded(
     commit-reveal, and with it they are for local games only (docs/playing.md).
     """
     if shuffle != SHUFFLE_SCHEME:
+        if clock is not None:  # a local game of people is seeded (takebacks need it): no clocks here
+            raise ValueError(f"a local game with a clock is dealt by {SHUFFLE_SCHEME}, not {shuffle}")
         return play_hidden(path, manifest, options, players, bots, nonces, game_id, salts, on_action,
                            deal_secrets)
     game = game_id if game_id is not None else os.urandom(32)
