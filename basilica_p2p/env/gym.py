@@ -17,7 +17,7 @@ import gymnasium
 import numpy as np
 from gymnasium import spaces
 
-from ..bots.base import Bot, bot_rng_seed, make_bot
+from ..bots import Bot, bot_rng_seed, make_bot
 from ..engine import Manifest, observe
 from ..render import render_board
 from ._core import Setting, Table, outcome
