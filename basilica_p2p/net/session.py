@@ -679,7 +679,8 @@ async def _play(
             try:
                 raw = await conn.receive_envelope(flag_at if deadline is None else min(deadline, flag_at or deadline))
             except PeerTimeout as e:
-                if clocks is not None and flag_at is not None and trio.current_time() >= flag_at:
+                # (a hair of float slack: the wait ends at now + (flag_at - now), which may round below)
+                if clocks is not None and flag_at is not None and trio.current_time() >= flag_at - 1e-6:
                     await _claim_on_time(conn, me, side, seat, agent, lag)
                     return
                 late = deadline is not None and trio.current_time() >= deadline
@@ -836,6 +837,8 @@ async def _claim_on_time(conn: Connection, me: Identity, side: _Side, seat: int,
     waited = clocks.used(trio.current_time(), lag)
     clocks.stop(trio.current_time(), lag)
     show_clocks({seat: agent}, clocks, trio.current_time())
+    # Rounded to the millisecond at the deadline, ``waited`` is ``left``; never below, or our
+    # own claim would be refused as early.
     await _record_final(conn, me, side, "timeout", {"loser": 2 - seat, "left": left, "waited": max(left, waited)})
 
 
