@@ -785,11 +785,6 @@ async def _accept(
     # Recorded now; made durable by the fsync of our next own record, which
     # comes before anything we send in answer (so before we acknowledge it).
     _record(side, raw, sync=False)
-    if env.type == "timeout" and side.clocks is not None and side.clocks.running == seat:
-        ours = side.clocks.left[seat] - side.clocks.used(trio.current_time())
-        if ours > 0:
-            log(f"the peer claims our clock ran out; by our own clock we had {ours / 1000:.1f} s left "
-                "(the replay holds both figures)")
     return env
 
 
