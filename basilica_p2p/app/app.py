@@ -55,6 +55,35 @@ Keys and mouse
 (one-letter keys work while the box is empty)"""
 
 
+class GameThread:
+    """The game, played by ``work`` in a worker thread; the app is told when it ends."""
+
+    def __init__(self, work: Callable[[], Any]) -> None:
+        self.work = work
+        self.result: Any = None
+        self.error: BaseException | None = None
+        self.done = threading.Event()
+        self.app: App[None] | None = None
+        self._thread = threading.Thread(target=self._run, name="basilica-game", daemon=True)
+
+    def start(self) -> None:
+        if self._thread.ident is None:
+            self._thread.start()
+
+    def join(self, timeout: float) -> None:
+        if self._thread.ident is not None:
+            self._thread.join(timeout)
+
+    def _run(self) -> None:
+        try:
+            self.result = self.work()
+        except BaseException as e:  # handed to the main thread, which raises it after the app closes
+            self.error = e
+        self.done.set()
+        if self.app is not None:
+            self.app.post_message(GameEnded(self.error))
+
+
 class BasilicaApp(App[None]):
     """One person's game; ``work`` plays it in a worker thread and returns its result."""
 
@@ -88,19 +117,23 @@ class BasilicaApp(App[None]):
         Binding("escape", "clear", "Start over"),
     ]
 
-    def __init__(self, player: AppPlayer, work: Callable[[], Any] | None = None) -> None:
+    def __init__(self, player: AppPlayer, work: Callable[[], Any] | GameThread | None = None) -> None:
         super().__init__()
         self.player = player
-        self.work = work
+        self.game = work if isinstance(work, GameThread) or work is None else GameThread(work)
         self.snap: Snapshot | None = None
-        self.result: Any = None
-        self.error: BaseException | None = None
         self.finished = False  # the game's thread is done
         self.leaving = False
         self._shown: tuple[Entry, ...] = ()
         self._scorings_seen = 0
-        self._thread: threading.Thread | None = None
-        player.attach(self)
+
+    @property
+    def result(self) -> Any:
+        return self.game.result if self.game is not None else None
+
+    @property
+    def error(self) -> BaseException | None:
+        return self.game.error if self.game is not None else None
 
     # --- building the screen ------------------------------------------------------------
 
@@ -132,23 +165,12 @@ class BasilicaApp(App[None]):
     def on_mount(self) -> None:
         self.begin_capture_print(self)  # the session's messages (an invite, a reconnection) go to the log
         self.query_one("#notation").focus()
-        if self.work is not None:
-            self._thread = threading.Thread(target=self._play, name="basilica-game", daemon=True)
-            self._thread.start()
-
-    def _play(self) -> None:
-        assert self.work is not None
-        error: BaseException | None = None
-        try:
-            self.result = self.work()
-        except BaseException as e:  # handed to the main thread, which raises it after the app closes
-            error = e
-        self.error = error
-        self.post_message(GameEnded(error))
-
-    def join(self, timeout: float) -> None:
-        if self._thread is not None:
-            self._thread.join(timeout)
+        self.player.attach(self)
+        if self.game is not None:
+            self.game.app = self
+            self.game.start()
+            if self.game.done.is_set():  # it ended before we were there to be told
+                self.post_message(GameEnded(self.game.error))
 
     # --- told by the game -----------------------------------------------------------------
 
@@ -169,6 +191,8 @@ class BasilicaApp(App[None]):
             clocks.show(message.view)
 
     def on_game_ended(self, message: GameEnded) -> None:
+        if self.finished:
+            return
         self.finished = True
         if self.leaving or message.error is not None:
             self.exit()

@@ -75,11 +75,15 @@ class AppPlayer:
         self._lock = threading.Lock()
         self.resign_pending = False  # the person left while the other side decided
         self.stopper: Any = None  # set by a network game: stops it without a forfeit
+        self.begun = threading.Event()  # a game has begun: the app may take the terminal
+        self._asking: Sequence[str] = ()  # the decision waiting for an answer, if any
 
     # --- the app's side ---------------------------------------------------------------
 
     def attach(self, app: Any) -> None:
+        """Tell ``app`` (now running) everything from here on, starting with where the game is."""
         self.app = app
+        self._post(self._asking)
 
     def answer(self, reply: Action | BaseException) -> None:
         """The person's decision (from the app's thread)."""
@@ -114,6 +118,7 @@ class AppPlayer:
             self.view, self._entries, self._scorings, self._decided = None, [], [], []
             self._add(f"You are {self.names[seat]} against {self.names[1 - seat]} (seat {seat + 1}); who moves "
                       "first is drawn at random.", "note", 0)
+        self.begun.set()
         self._post()
 
     def notify(self, g: Game, turn: int, who: int, text: str, *_: Any) -> None:
@@ -124,7 +129,15 @@ class AppPlayer:
         action = parse_action(text)
         with self._lock:
             self._roll_back(ply - 1)
-            before = self.view if self.view is not None else _view_before_last(g, seat)
+            before = self.view
+            if before is None and not g.setup.hidden:  # a hidden deal cannot be played again from its seed
+                before = _view_before_last(g, seat)
+            # Who moved is who was to decide: a network session may tell a move at the step of
+            # the other side's message (a hidden deal's shares), with that side as ``who``.
+            if before is not None and before.pending is not None:
+                who = before.pending.player
+            elif ply == 1 and g.turn == 1:
+                who = g.active  # the first action of the game cannot have ended the first turn
             if ply == 1:
                 self._add("You move first." if who == seat else f"{self.names[who]} moves first.", "note", 0)
             self._turn = turn
@@ -170,8 +183,10 @@ class AppPlayer:
         texts = [format_action(a) for a in legal]
         while not self._answers.empty():  # an answer meant for a screen already gone
             self._answers.get_nowait()
+        self._asking = texts
         self._post(texts)
         reply = self._answers.get()
+        self._asking = ()
         if isinstance(reply, BaseException):
             self._post()
             if isinstance(reply, Resign):

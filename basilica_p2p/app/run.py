@@ -14,7 +14,7 @@ import sys
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
-from .app import BasilicaApp
+from .app import BasilicaApp, GameThread
 from .bridge import AppPlayer
 
 T = TypeVar("T")
@@ -22,24 +22,39 @@ GRACE = 30.0  # seconds the game's thread gets to record a forfeit after the app
 
 
 def run_in_app(player: AppPlayer, work: Callable[[], T]) -> T:
-    """Play ``work()`` with ``player`` shown in the app; its result, or its exception re-raised."""
-    app = BasilicaApp(player, work)
-    app.run()
-    if not app.finished:
-        # The app closed while the game went on (left during a network game, or the window
-        # went away): a decision still waited for is a forfeit, a network game is stopped.
-        player.abandon()
-        if player.stopper is not None:
-            player.stopper()
-        app.join(GRACE)
-    if app.error is not None:
-        raise app.error
-    return app.result  # type: ignore[no-any-return]
+    """Play ``work()`` with ``player`` shown in the app; its result, or its exception re-raised.
+
+    The game starts first and the app takes the terminal once the game has begun:
+    until then a network game prints where it listens, its invite, and reads a
+    pasted reply code, on the terminal as it always did."""
+    game = GameThread(work)
+    game.start()
+    try:
+        while not (player.begun.wait(0.05) or game.done.is_set()):
+            pass
+    except KeyboardInterrupt:  # Ctrl-C before the game began (a host waiting for its joiner)
+        if player.stopper is None:
+            raise
+        player.stopper()
+        game.join(GRACE)
+    if not game.done.is_set() or player.begun.is_set():
+        app = BasilicaApp(player, game)
+        app.run()
+        if not game.done.is_set():
+            # The app closed while the game went on (left during a network game, or the window
+            # went away): a decision still waited for is a forfeit, a network game is stopped.
+            player.abandon()
+            if player.stopper is not None:
+                player.stopper()
+            game.join(GRACE)
+    if game.error is not None:
+        raise game.error
+    return game.result  # type: ignore[no-any-return]
 
 
 def stoppable(player: AppPlayer, coro_fn: Callable[[], Awaitable[Any]]) -> Callable[[], Awaitable[Any]]:
     """A network game the person can stop from the app without a forfeit, as Ctrl-C stops the
-    line client's: it ends as if interrupted, so the caller prints how to resume it."""
+    line client's: it ends as if interrupted, so the caller says how to resume it."""
     import trio
 
     async def run() -> Any:
@@ -53,7 +68,10 @@ def stoppable(player: AppPlayer, coro_fn: Callable[[], Awaitable[Any]]) -> Calla
 
             player.stopper = stop
             return await coro_fn()
-        raise KeyboardInterrupt  # stopped by the person: the game is not finished
+        # Stopped by the person, as Ctrl-C stops the line client: the caller's trio runner
+        # (cli _run_trio) says how to resume; the terminal it restores is the one from before
+        # the app, which takes the terminal only once the game has begun.
+        raise KeyboardInterrupt
 
     return run
 

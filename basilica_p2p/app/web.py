@@ -16,25 +16,27 @@ import typer
 
 
 def play_command(home: Path, vs: str, seat: int, ruleset: str, festum: bool, festum_removal: bool,
-                 manifest: Path | None, replay_dir: Path | None) -> str:
+                 manifest: Path | None, replay_dir: Path | None, clock: str | None = None) -> str:
     """The ``basilica play`` that each browser's page runs (paths made absolute: it may start elsewhere)."""
     args = ["--home", str(home.resolve()), "play", "--vs", vs, "--seat", str(seat), "--ruleset", ruleset]
     args += ["--festum"] if festum else []
     args += ["--festum-removal"] if festum_removal else []
     args += ["--manifest", str(manifest.resolve())] if manifest is not None else []
     args += ["--replay-dir", str(replay_dir.resolve())] if replay_dir is not None else []
+    args += ["--clock", clock] if clock is not None else []
     return shlex.join([sys.executable, "-m", "basilica_p2p.cli", *args])
 
 
 def serve_play(home: Path, port: int, vs: str, seat: int, ruleset: str, festum: bool, festum_removal: bool,
-               manifest: Path | None, replay_dir: Path | None, host: str = "localhost") -> None:
+               manifest: Path | None, replay_dir: Path | None, clock: str | None = None,
+               host: str = "localhost") -> None:
     """Serve the app until Ctrl-C; every page opened plays its own game."""
     try:
         from textual_serve.server import Server
     except ImportError:
         typer.echo("error: --web needs textual-serve: pip install 'basilica-p2p[web]'", err=True)
         raise typer.Exit(2) from None
-    command = play_command(home, vs, seat, ruleset, festum, festum_removal, manifest, replay_dir)
+    command = play_command(home, vs, seat, ruleset, festum, festum_removal, manifest, replay_dir, clock)
     typer.echo(f"web: http://{host}:{port}  (open it in a browser; each page plays its own game; Ctrl-C stops)")
     sys.stdout.flush()
     try:

@@ -20,9 +20,9 @@ def _net_options(
     bot: Optional[str], ruleset: Ruleset, festum: bool, festum_removal: bool, manifest: Optional[Path],
     replay_dir: Optional[Path], handshake_timeout: float, idle_timeout: float, ping_interval: float,
     frame_timeout: float, move_time: Optional[float], ctx: typer.Context, role: str, games: int = 1,
-    quiet: bool = False, keep_session: bool = False, shuffle: str = "sra-p256-v1",
+    quiet: bool = False, keep_session: bool = False, shuffle: str = "sra-p256-v1", plain: bool = True,
 ):  # type: ignore[no-untyped-def]
-    """Everything host and join share, checked, as a PeerConfig."""
+    """Everything host and join share, checked, as a PeerConfig (``plain``: the line client, not the app)."""
     import os as _os
 
     from ..bots import BotSpecError, close_bot, make_bot
@@ -57,7 +57,10 @@ def _net_options(
     except (IdentityError, OSError) as e:
         raise fail(f"identity: {e}") from None
 
-    person = None if bot else TerminalPlayer(me.name, manifest=man)
+    from ..app import AppPlayer, wants_app
+
+    person = None if bot else AppPlayer(me.name, man, network=True) if wants_app(plain) else \
+        TerminalPlayer(me.name, manifest=man)
 
     def agent_for(k: int):  # type: ignore[no-untyped-def]
         if person is None:
@@ -76,15 +79,21 @@ def _net_options(
     }
     config.keep_session = keep_session
     config.ledger = GameLedger(home)
+    config.person = person
     return config
 
 
 def _run_peer(coro_fn, config, where: str = "", hint=None) -> None:  # type: ignore[no-untyped-def]
     """Run host or join; ``hint(error)`` says what to check after a network error."""
+    from ..app import AppPlayer, run_in_app, stoppable
     from ..net.session import SessionError
 
+    person = getattr(config, "person", None)
     try:
-        reports = _run_trio(coro_fn, lambda: config.current)
+        if isinstance(person, AppPlayer):  # the game in a worker thread, the app in this one
+            reports = run_in_app(person, lambda: _run_trio(stoppable(person, coro_fn), lambda: config.current))
+        else:
+            reports = _run_trio(coro_fn, lambda: config.current)
     except SessionError as e:
         raise fail(str(e), code=1) from None
     except OSError as e:
@@ -226,7 +235,7 @@ async def _host_with_invite(bind: str, port: int, config, internet, coded=None):
 
 def _join_with_invite(ctx, code, bot, ruleset, festum, festum_removal, manifest, replay_dir,  # type: ignore[no-untyped-def]
                       handshake_timeout, idle_timeout, ping_interval, frame_timeout, move_time, keep_session,
-                      shuffle, internet, coded=None) -> None:
+                      shuffle, internet, coded=None, plain: bool = True) -> None:
     """Join by an invite code (bas1:...) or, with ``coded``, by a wormhole code (7-word-word)."""
     import time
 
@@ -241,7 +250,7 @@ def _join_with_invite(ctx, code, bot, ruleset, festum, festum_removal, manifest,
             raise fail(f"invite: {e}") from None
     config = _net_options(bot, ruleset, festum, festum_removal, manifest, replay_dir, handshake_timeout,
                           idle_timeout, ping_interval, frame_timeout, move_time, ctx, "join",
-                          keep_session=keep_session, shuffle=shuffle)
+                          keep_session=keep_session, shuffle=shuffle, plain=plain)
     used = GameLedger(home_of(ctx), "invites_used")
     ident = bytes.fromhex(invite_id(invite)) if invite is not None else b""
     if invite is not None and used.signed(config.me.public, ident):

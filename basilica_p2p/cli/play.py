@@ -36,6 +36,10 @@ def _clock(text: Optional[str]) -> Optional[TimeControl]:
         raise fail(f"--clock: {e}") from None
 
 
+PLAIN_HELP = ("The line client (screen readers, scripts, dumb terminals) instead of the full-screen app; also "
+              "when this is not a terminal.")
+
+
 def host_cmd(
     ctx: typer.Context,
     port: int = typer.Option(7431, "--port", min=0, max=65535, help="TCP port to listen on (0: any free port)."),
@@ -66,6 +70,7 @@ def host_cmd(
     relay: Optional[str] = typer.Option(None, "--relay", metavar="HOST:PORT", help=NET_HELP["relay"]),
     no_relay: bool = typer.Option(False, "--no-relay", metavar="", help=NET_HELP["no_relay"]),
     clock: Optional[str] = OPT_CLOCK,
+    plain: bool = typer.Option(False, "--plain", metavar="", help=PLAIN_HELP),
 ) -> None:
     """Wait for a peer to join, then play. Prints where it listens and an invite to paste to the other player.
 
@@ -81,7 +86,7 @@ def host_cmd(
 
     config = _net_options(bot, ruleset, festum, festum_removal, manifest, replay_dir, handshake_timeout,
                           idle_timeout, ping_interval, frame_timeout, move_time, ctx, "host", games,
-                          keep_session=keep_session, shuffle=shuffle)
+                          keep_session=keep_session, shuffle=shuffle, plain=plain)
     config.settings = replace(config.settings, clock=_clock(clock))  # the joiner takes it from our hello
     assert config.resume_info is not None
     config.resume_info["address"] = bind
@@ -130,6 +135,7 @@ def join_cmd(
     mailbox: Optional[str] = typer.Option(None, "--mailbox", metavar="URL", help=NET_HELP["mailbox"]),
     relay: Optional[str] = typer.Option(None, "--relay", metavar="HOST:PORT", help=NET_HELP["relay"]),
     no_relay: bool = typer.Option(False, "--no-relay", metavar="", help=NET_HELP["no_relay"]),
+    plain: bool = typer.Option(False, "--plain", metavar="", help=PLAIN_HELP),
 ) -> None:
     """Connect to a host and play as many games as the host starts.
 
@@ -147,7 +153,7 @@ def join_cmd(
         _join_with_invite(ctx, wormhole_code or address, bot, ruleset, festum, festum_removal, manifest, replay_dir,
                           handshake_timeout, idle_timeout, ping_interval, frame_timeout, move_time, keep_session,
                           shuffle, _internet_options(stun, no_stun, "off", 600, handshake_timeout, connect_timeout),
-                          _code_options(mailbox, relay, no_relay) if wormhole_code is not None else None)
+                          _code_options(mailbox, relay, no_relay) if wormhole_code is not None else None, plain)
         return
     if address is None:
         raise fail("give the invite (bas1:...), a code (--code 7-word-word) or the host's HOST:PORT")
@@ -156,7 +162,7 @@ def join_cmd(
         raise fail(f"{address!r} is not HOST:PORT")
     config = _net_options(bot, ruleset, festum, festum_removal, manifest, replay_dir, handshake_timeout,
                           idle_timeout, ping_interval, frame_timeout, move_time, ctx, "join",
-                          keep_session=keep_session, shuffle=shuffle)
+                          keep_session=keep_session, shuffle=shuffle, plain=plain)
     assert config.resume_info is not None
     config.resume_info.update(address=host_part.strip("[]"), port=int(port_part))
     _run_peer(lambda: net_peer.join(host_part.strip("[]"), int(port_part), config), config, f" ({address})")
@@ -172,8 +178,7 @@ def play_cmd(
     festum_removal: bool = OPT_REMOVAL,
     manifest: Optional[Path] = OPT_MANIFEST,
     replay_dir: Optional[Path] = OPT_REPLAY_DIR,
-    plain: bool = typer.Option(False, "--plain", metavar="", help="The line client (screen readers, scripts, dumb "
-                               "terminals) instead of the full-screen app; also when this is not a terminal."),
+    plain: bool = typer.Option(False, "--plain", metavar="", help=PLAIN_HELP),
     web: bool = typer.Option(False, "--web", metavar="", help="Serve the app as a web page (prints its URL)."),
     web_port: int = typer.Option(8000, "--web-port", min=1, max=65535, help="The port of --web's page."),
     clock: Optional[str] = OPT_CLOCK,
@@ -198,7 +203,7 @@ def play_cmd(
     if web:
         from ..app.web import serve_play
 
-        serve_play(home, web_port, vs, seat, ruleset.value, festum, festum_removal, manifest, replay_dir)
+        serve_play(home, web_port, vs, seat, ruleset.value, festum, festum_removal, manifest, replay_dir, clock)
         return
     try:
         options = Options(ruleset, festum, festum_removal)
