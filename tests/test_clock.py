@@ -221,3 +221,16 @@ def test_the_viewer_shows_a_claim_on_time(tmp_path: Path) -> None:
     assert data["result"]["text"].startswith(f"{winner} claims a win on time, signed by {winner}: ")
     assert data["clock"] == "1+0" and data["result"]["on_time"]["loser"] == result.on_time.loser + 1
     assert data["steps"][-1]["next"].startswith("the game ends here: ")
+
+
+def test_the_protocol_2_vector_holds_figures_a_takeback_and_a_claim() -> None:
+    """protocol/vectors/clock.replay (tests/test_vectors.py checks its bytes against a fresh build)."""
+    path = Path(__file__).parent.parent / "protocol" / "vectors" / "clock.replay"
+    replay = read_replay(path)
+    assert replay.header.protocol == 2 and replay.header.clock == TimeControl(1, 0)
+    envs = [open_envelope(r) for r in replay.records]
+    types = [e.type for e in envs]
+    assert types.count("takeback") == 2 and types[-1] == "timeout"
+    assert all("clock" in e.body for e in envs if e.type in ("action", "jcommit"))
+    v = verify_file(path)
+    assert v.ok and v.outcome is not None and v.outcome.takebacks == (1, 0) and v.outcome.end == "time"

@@ -24,7 +24,9 @@ from typing import Any
 import msgpack
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
+from ..bots.base import TakeBack
 from ..bots.random_bot import RandomBot
+from ..clock import TimeControl
 from ..engine import Game, Options, default_manifest, format_action, observe
 from ..engine.manifest import parse_manifest
 from ..vectorfiles import emit
@@ -48,7 +50,12 @@ BOT_SEEDS = (1927, 1928)
 JESTER_PLY, JESTER_ACTION, JESTER_SALT = 7, "J:c2=G", bytes([0xC3]) * 32
 STATE_PLIES = 5
 
-FILES = ("commit-reveal.json", "envelope.json", "state-hash.json", "small.replay", "manifest.json", "text.json")
+FILES = ("commit-reveal.json", "envelope.json", "state-hash.json", "small.replay", "manifest.json", "text.json",
+         "clock.replay")
+# clock.replay (protocol 2): small.replay's inputs with a 1+0 clock read from a counter
+# (each read CLOCK_STEP seconds after the one before), player 1 taking back once at its
+# TAKEBACK_AT-th decision; the game ends on time.
+CLOCK_MINUTES, CLOCK_STEP, TAKEBACK_AT = 1, 1.5, 4
 
 # Manifest inputs for the hash (protocol/MANIFEST.md "Hash"), as JSON texts.
 # The first two differ only in what is not hashed or is a default written
@@ -250,6 +257,33 @@ def small_replay() -> bytes:
         return path.read_bytes()
 
 
+class _TakesBackOnce:
+    """Player 1's bot, asking once to take back to its previous decision."""
+
+    name = "alice"
+
+    def __init__(self, bot: RandomBot) -> None:
+        self.bot, self.asked = bot, 0
+
+    def choose(self, obs: Any, legal: list[Any]) -> Any:
+        self.asked += 1
+        if self.asked == TAKEBACK_AT:
+            raise TakeBack(1)
+        return self.bot.choose(obs, legal)
+
+
+def clock_replay() -> bytes:
+    """A protocol-2 replay: clock figures in every decision, a takeback, and a claim on time."""
+    reads = iter(range(1, 10**6))
+    first, second = bots()
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "clock.replay"
+        play_recorded(path, default_manifest(), Options(), identities(), (_TakesBackOnce(first), second),  # type: ignore[arg-type]
+                      NONCES, GAME_ID, counter_salts(), clock=TimeControl(CLOCK_MINUTES, 0),
+                      now=lambda: next(reads) * CLOCK_STEP)
+        return path.read_bytes()
+
+
 def manifest_hashes() -> dict[str, Any]:
     def entry(m: Any) -> dict[str, Any]:
         canonical = msgpack.packb(m.canonical(), use_bin_type=True)
@@ -290,6 +324,7 @@ def build_vectors() -> dict[str, bytes]:
         "small.replay": replay,
         "manifest.json": _json(manifest_hashes()),
         "text.json": _json(text_rule()),
+        "clock.replay": clock_replay(),
     }
 
 
