@@ -302,3 +302,44 @@ def test_nothing_hidden_is_drawn_two_games_alike_in_public_draw_alike(tmp_path: 
         assert one == two
 
     asyncio.run(run())
+
+
+def test_undo_in_a_local_game_goes_back_and_the_replay_still_verifies(tmp_path: Path) -> None:
+    async def run() -> None:
+        person, app = local_app(tmp_path)
+        async with app.run_test(size=SIZE) as pilot:
+            await until(pilot, lambda: deciding(app), "the first decision")
+            first = len(app.snap.view.history)
+            await pilot.press("down", "enter")
+            await until(pilot, lambda: deciding(app) and len(app.snap.view.history) > first, "the next decision")
+            assert app.snap.can_undo and " u " in str(app.query_one("#keys").render())
+            await pilot.press("u")
+            await until(pilot, lambda: deciding(app) and len(app.snap.view.history) == first, "the take-back")
+            assert any(e.text == "Taken back to your previous decision." for e in app.snap.entries)
+            assert not any(e.ply > first and e.kind == "you" for e in app.snap.entries)
+            await pilot.press("q", "y")
+            await until(pilot, lambda: app.finished, "the forfeit")
+        assert verify_file(app.result.replay, {MANIFEST.hash: MANIFEST}).ok
+
+    asyncio.run(run())
+
+
+def test_both_clocks_are_shown_and_the_running_one_counts_down(tmp_path: Path) -> None:
+    from basilica_p2p.app.widgets import Clocks
+    from basilica_p2p.clock import ClockView, TimeControl
+
+    async def run() -> None:
+        person = AppPlayer("ada", MANIFEST)
+        app = BasilicaApp(person, lambda: scripted_game(person, 10))
+        async with app.run_test(size=SIZE) as pilot:
+            await until(pilot, lambda: app.snap is not None and app.snap.deciding, "the decision")
+            person.show_clocks(ClockView(TimeControl(15, 10), (900.0, 12.5), running=1, names=NAMES, me=0))
+            await pilot.pause(0.05)
+            shown = str(app.query_one(Clocks).render())
+            assert "ada (you) 15:00" in shown and "greedy 0:12" in shown
+            await pilot.pause(1.2)
+            later = str(app.query_one(Clocks).render())
+            assert "ada (you) 15:00" in later and "greedy 0:11" in later  # only the running clock moves
+            person.abandon()
+
+    asyncio.run(run())
