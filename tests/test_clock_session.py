@@ -305,3 +305,22 @@ async def test_a_game_without_a_clock_sends_the_hello_of_version_1() -> None:
     assert body["protocol"] == 1
     timed = hello_body(ALICE, TIMED)
     assert list(timed)[-1] == "clock" and timed["protocol"] == 2 and timed["clock"] == [1, 0]
+
+
+async def test_after_a_resume_each_clock_goes_on_from_its_owners_last_signed_figure(tmp_path: Path) -> None:
+    from basilica_p2p.engine import default_manifest
+    from basilica_p2p.net.session import side_from_replay
+    from basilica_p2p.replay.local import play_recorded
+    from basilica_p2p.replay.verify import known_manifests
+
+    reads = iter(range(1, 10**6))
+    path = tmp_path / "r.replay"
+    play_recorded(path, default_manifest(), DEFAULT.options, (ALICE, BOB), (RandomBot(1), RandomBot(2)),
+                  clock=TimeControl(30, 1), now=lambda: next(reads) * 0.25)
+    side, seat = side_from_replay(path, known_manifests(), BOB)
+    side.writer.close()
+    assert seat == 1 and side.clocks is not None and side.clocks.me == 1
+    envs = [open_envelope(r) for r in read_replay(path).records]
+    last = {who: [e.body["clock"] for e in envs if e.type == "action" and e.sender == key][-1]
+            for who, key in ((0, ALICE.public), (1, BOB.public))}
+    assert side.clocks.left == [last[0], last[1]] and last[0] != 30 * 60_000  # not the starting time
