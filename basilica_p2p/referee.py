@@ -14,7 +14,7 @@ state is then left as it was before that envelope.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from .clock import TimeClaim, TimeControl
 from .engine import EngineError, Game, Manifest, NeedReveal, Options, format_action, parse_action

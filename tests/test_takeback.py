@@ -34,11 +34,9 @@ class Undoer:
         self.bot = RandomBot(seed)
         self.at, self.moves, self.asked = at, moves, 0
         self.told: list[int | None] = []  # the ply each takeback went back to (None: nothing to undo)
-        self.seen: dict[int, list[str]] = {}  # ply -> the market (orders and vaults) when asked
 
     def choose(self, obs: Any, legal: list[Any]) -> Any:
         self.asked += 1
-        self.seen.setdefault(len(legal) and obs.turn, []).append(repr((obs.orders, obs.vaults)))
         if self.asked in self.at:
             raise TakeBack(self.moves)
         return self.bot.choose(obs, legal)
