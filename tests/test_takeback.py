@@ -87,8 +87,8 @@ def test_after_a_takeback_the_same_tiles_come_again(tmp_path: Path) -> None:
 def test_takeback_with_nothing_before_asks_again(tmp_path: Path) -> None:
     asker = Undoer(at=(1,))
     g = play_recorded(tmp_path / "t.replay", MANIFEST, OPTIONS, (ALICE, BOB), (asker, RandomBot(2)))
-    if asker.told[0] is None:  # player 1 decided first: nothing to undo, no message
-        assert "takeback" not in _types(tmp_path / "t.replay")
+    # The asker's first decision has nothing of its own before it: no message, asked again.
+    assert asker.told == [None] and "takeback" not in _types(tmp_path / "t.replay")
     assert g.over and verify_file(tmp_path / "t.replay").ok
 
 
