@@ -234,3 +234,46 @@ def test_the_protocol_2_vector_holds_figures_a_takeback_and_a_claim() -> None:
     assert all("clock" in e.body for e in envs if e.type in ("action", "jcommit"))
     v = verify_file(path)
     assert v.ok and v.outcome is not None and v.outcome.takebacks == (1, 0) and v.outcome.end == "time"
+
+
+@pytest.mark.parametrize(("type_", "body", "ok"), [
+    ("action", {"ply": 3, "action": "V1:b1", "clock": 59_000}, True),
+    ("action", {"ply": 3, "action": "V1:b1"}, True),
+    ("jcommit", {"ply": 3, "commitment": bytes(32), "clock": 0}, True),
+    ("action", {"ply": 3, "action": "V1:b1", "clock": -1}, False),
+    ("action", {"ply": 3, "action": "V1:b1", "clock": True}, False),
+    ("action", {"ply": 3, "action": "V1:b1", "clock": 2**32}, False),
+    ("action", {"ply": 3, "action": "V1:b1", "clock": "59"}, False),
+    ("action", {"clock": 5, "ply": 3, "action": "V1:b1"}, False),  # the extra field goes last
+    ("action", {"ply": 3, "action": "V1:b1", "clock": 5, "more": 1}, False),
+    ("ack", {"ply": 3, "state": bytes(32), "clock": 5}, False),  # only decisions carry a figure
+    ("jreveal", {"ply": 3, "action": "J:c2=G", "salt": bytes(32), "clock": 5}, False),
+    ("timeout", {"loser": 2, "left": 1, "waited": 1}, True),
+    ("timeout", {"loser": 3, "left": 1, "waited": 1}, False),
+    ("timeout", {"loser": 2, "left": -1, "waited": 1}, False),
+    ("timeout", {"loser": 2, "left": 1.5, "waited": 1}, False),
+    ("takeback", {"to": 0}, True),
+    ("takeback", {"to": -2}, False),
+])
+def test_the_clock_fields_on_the_wire(type_: str, body: dict[str, Any], ok: bool) -> None:
+    from basilica_p2p.wire import check_body
+
+    if ok:
+        check_body(type_, body)
+        return
+    with pytest.raises(ProtocolError) as e:
+        check_body(type_, body)
+    assert "\n" not in str(e.value)
+
+
+def test_a_hello_with_a_clock_is_the_hello_with_one_more_field() -> None:
+    from basilica_p2p.replay.local import hello_body
+    from basilica_p2p.wire import check_body
+
+    body = hello_body(ALICE, OPTIONS, MANIFEST, clock=TimeControl(15, 10))
+    check_body("hello", body)
+    assert body["protocol"] == 2 and body["clock"] == [15, 10]
+    with pytest.raises(ProtocolError):
+        check_body("hello", {**body, "clock": [15]})
+    with pytest.raises(ProtocolError):
+        check_body("hello", {"clock": [15, 10], **{k: v for k, v in body.items() if k != "clock"}})
