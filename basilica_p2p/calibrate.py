@@ -11,6 +11,10 @@ lower end of the interval, so that sampling noise cannot pick a borderline
 count.
 
     python -m basilica_p2p.calibrate --games 200 --crowns 30-46 --jobs 2
+    python -m basilica_p2p.calibrate --games 200 --crowns 30-46 --ray auto   # on a Ray cluster
+
+Each crown count is one job, on local processes or a Ray cluster (docs/cluster.md);
+Ctrl-C stops the counts still running and prints the finished ones.
 """
 
 from __future__ import annotations
@@ -18,11 +22,12 @@ from __future__ import annotations
 import argparse
 import math
 import statistics
-from concurrent.futures import ProcessPoolExecutor
+import sys
 from dataclasses import dataclass
 
 from .engine import END_LAST_SCORING, Ruleset, reconstruct_default
 from .match import MatchConfig, run_match
+from .tournament import ClusterError, executor_for, gather
 
 TARGET_THIRD_SCORING = 0.75
 TARGET_MEDIAN_TURNS = (25, 45)
@@ -73,16 +78,25 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--crowns", default="30-46", help="range of crown counts, e.g. 30-46")
     ap.add_argument("--jobs", type=int, default=2, help="worker processes")
     ap.add_argument("--festum", action="store_true", help="play with the festum expansion")
+    ap.add_argument("--ray", metavar="auto|ADDRESS", help="run the crown counts as tasks on this Ray cluster")
     ns = ap.parse_args(argv)
     lo, _, hi = ns.crowns.partition("-")
     counts = list(range(int(lo), int(hi or lo) + 1))
     print(f"greedy vs greedy, {ns.games} games per crown count, portal2022{' + festum' if ns.festum else ''}")
+    rows: list[Row] = []
+    try:
+        with executor_for(ns.jobs, ns.ray) as executor:
+            interrupted = gather(executor, _measure_args, [(c, ns.games, ns.festum) for c in counts], rows.append)
+    except ClusterError as e:
+        sys.exit(f"error: {e}")
+    rows.sort(key=lambda r: r.crowns)  # completion order depends on the workers
     print("crowns  games  third-scoring (95% low)  median turns  IQR        mean   target")
-    with ProcessPoolExecutor(max_workers=ns.jobs) as pool:
-        rows = list(pool.map(_measure_args, [(c, ns.games, ns.festum) for c in counts]))
     for r in rows:
         print(f"{r.crowns:>6}  {r.games:>5}  {r.third_share:>12.0%} ({r.third_low:>4.0%})    {r.median_turns:>12}  "
               f"{r.q1_turns:>4.0f}-{r.q3_turns:<4.0f}  {r.mean_turns:>5.1f}   {'yes' if r.meets_target else 'no'}")
+    if interrupted:
+        print(f"interrupted: {len(rows)} of {len(counts)} crown counts finished, none chosen")
+        sys.exit(130)
     chosen = next((r for i, r in enumerate(rows) if all(x.meets_target for x in rows[i : i + 2])), None)
     print(f"chosen: {chosen.crowns} crowns" if chosen else "no crown count in the range meets the target")
 

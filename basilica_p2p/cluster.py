@@ -30,6 +30,7 @@ import importlib.util
 import logging
 import os
 import shutil
+import socket
 import tempfile
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
@@ -38,16 +39,13 @@ from typing import Any, TypeVar
 
 from .bots import BotSpecError, make_bot
 from .bots.external import parse_command
+from .tournament import ClusterError
 
 T = TypeVar("T")
 R = TypeVar("R")
 
 INSTALL_HINT = "pip install 'basilica-p2p[ray]'"
 _IGNORED = shutil.ignore_patterns("__pycache__", "*.pyc")
-
-
-class ClusterError(Exception):
-    """The cluster cannot be used, or a bot cannot be shipped to it: a one-line reason."""
 
 
 def import_ray() -> Any:
@@ -137,6 +135,7 @@ class RayPool:
         ray = import_ray()
         import basilica_p2p
 
+        _reachable(self.address)
         self._folder = tempfile.TemporaryDirectory(prefix="basilica-ray-")
         try:
             folder = Path(self._folder.name)
@@ -202,6 +201,20 @@ class RayPool:
             for ref in pending:
                 # A running game gets KeyboardInterrupt and closes its bot programs; a queued one never starts.
                 ray.cancel(ref)
+
+
+def _reachable(address: str) -> None:
+    """ClusterError unless something listens at HOST:PORT: ray.init would retry an unreachable
+    address for minutes.  ``auto`` and ``ray://`` addresses are left to Ray."""
+    if address == "auto" or "://" in address:
+        return
+    host, _, port = address.rpartition(":")
+    if not host or not port.isdigit():
+        raise ClusterError(f"--ray takes auto or HOST:PORT (the head node's GCS address), not {address!r}")
+    try:
+        socket.create_connection((host.strip("[]"), int(port)), timeout=5).close()
+    except OSError as e:
+        raise ClusterError(f"cannot reach the Ray cluster at {address}: {e.strerror or e}") from None
 
 
 def _first_line(e: BaseException) -> str:

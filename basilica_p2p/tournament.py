@@ -33,6 +33,7 @@ import statistics
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import asdict, dataclass
 from itertools import combinations
 from pathlib import Path
@@ -142,6 +143,9 @@ def elo_intervals(bots: list[str], results: list[Result], ratings: dict[str, flo
     for b in bots:
         mine = [r for r in results if b in (r.p1, r.p2)]
         n = len(mine)
+        if n == 0:  # a tournament stopped before this bot finished a game
+            out[b] = (-math.inf, math.inf)
+            continue
         points = sum(1.0 if r.winner == b else 0.5 if r.winner is None else 0.0 for r in mine)
         p = points / n
         centre = (p + z * z / (2 * n)) / (1 + z * z / n)
@@ -247,6 +251,20 @@ class LocalPool:
                 except ProcessLookupError:
                     pass
             pool.shutdown(wait=True)
+
+
+class ClusterError(Exception):
+    """A cluster cannot be used, or a bot cannot be shipped to it: a one-line reason."""
+
+
+def executor_for(jobs: int, ray: str | None = None, bots: Sequence[str] = ()) -> AbstractContextManager[Executor]:
+    """Where to play: ``jobs`` local processes, or, with ``ray`` (``auto`` or an address), that Ray
+    cluster, ``bots`` shipped to it (entering raises ClusterError if it cannot be used)."""
+    if ray is None:
+        return nullcontext(LocalPool(jobs))
+    from .cluster import RayPool  # Ray is an optional extra: imported only when asked for
+
+    return RayPool(ray, bots)
 
 
 @dataclass(frozen=True)

@@ -89,10 +89,13 @@ def tournament_cmd(
     shuffle: Shuffle = typer.Option(Shuffle.COMMIT_REVEAL.value, "--shuffle", case_sensitive=False,
                                     help=SHUFFLE_HELP + " A hidden deal plays each game through the whole protocol "
                                     "(no replay is kept)."),
+    ray: Optional[str] = typer.Option(None, "--ray", metavar="auto|ADDRESS", help="Play the games as tasks on this "
+                                      "running Ray cluster instead of --jobs processes (docs/cluster.md)."),
 ) -> None:
     """A round robin between bots in worker processes: wins, draws, losses, forfeits, Elo with 95% intervals.
 
-    The same arguments give the same results, whatever --jobs is.
+    The same arguments give the same results, whatever --jobs is, and with --ray.
+    Ctrl-C stops the games still running; the finished ones are shown and saved.
     Without --out a rerun never overwrites an earlier one: it goes to the next free folder, named in the last line.
     """
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
@@ -100,7 +103,7 @@ def tournament_cmd(
 
     from ..bots import BotSpecError, make_bot
     from ..engine import Options
-    from ..tournament import OUTPUT_FILES, fresh_folder, run_tournament, save, standings
+    from ..tournament import OUTPUT_FILES, ClusterError, executor_for, fresh_folder, play_tournament, save, standings
 
     names = [b.strip() for b in bots.split(",") if b.strip()]
     if len(names) < 2 or len(set(names)) != len(names):
@@ -113,14 +116,22 @@ def tournament_cmd(
     except (BotSpecError, EngineError) as e:
         raise fail(str(e)) from None
     console = Console(highlight=False)
-    with Progress(TextColumn("games"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
-                  console=Console(stderr=True), transient=True) as bar:
-        task = bar.add_task("games", total=len(names) * (len(names) - 1) // 2 * games)
-        results = run_tournament(names, games, seed, options, jobs,
-                                 on_progress=lambda done, total: bar.update(task, completed=done),
-                                 shuffle=shuffle.value)
+    try:
+        with executor_for(jobs, ray, names) as executor, Progress(
+                TextColumn("games"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
+                console=Console(stderr=True), transient=True) as bar:
+            task = bar.add_task("games", total=len(names) * (len(names) - 1) // 2 * games)
+            played = play_tournament(names, games, seed, options, executor,
+                                     on_progress=lambda done, total: bar.update(task, completed=done),
+                                     shuffle=shuffle.value)
+    except ClusterError as e:
+        raise fail(str(e)) from None
+    results = played.results
+    if not results:
+        raise fail("interrupted before any game finished", code=130)
     table_rows = standings(names, results)
-    table = Table(title=f"round robin, {games} games per pair, seed {seed!r}, dealt by {shuffle.value}",
+    stop = f" (interrupted: {len(results)} games finished)" if played.interrupted else ""
+    table = Table(title=f"round robin, {games} games per pair, seed {seed!r}, dealt by {shuffle.value}{stop}",
                   show_edge=False)
     for col in ("bot", "games", "wins", "draws", "losses", "forfeits", "Elo", "95% interval"):
         table.add_column(col, justify="left" if col == "bot" else "right")
@@ -136,6 +147,8 @@ def tournament_cmd(
         raise fail(f"cannot write the results to {folder}: {e.strerror or e}", code=1) from None
     note = " (replacing the results of an earlier run)" if replaced else ""
     typer.echo(f"saved {json_path} and {csv_path}{note}")  # one line: rich would wrap a long path
+    if played.interrupted:
+        raise typer.Exit(130)
 
 
 def folder_name(seed: str) -> str:
