@@ -21,6 +21,7 @@ class Verdict:
     names: tuple[str, str] = ("", "")
     ruleset: str = ""
     festum: bool = False
+    clock: str = ""  # the time control of a game with clocks ("15+10")
     outcome: Outcome | None = None
     records: int = 0
     torn: TornTail | None = None
@@ -47,7 +48,7 @@ class Verdict:
             result = "shared victory"
         else:
             result = f"player {o.winner + 1} ({self.names[o.winner]}) won"
-        ruleset = self.ruleset + (" + festum" if self.festum else "")
+        ruleset = self.ruleset + (" + festum" if self.festum else "") + (f", clock {self.clock}" if self.clock else "")
         deal = ""
         if o.audited is not None:
             deal = ", deal audited" if o.audited else f", deal not audited: {o.audit_note}"
@@ -61,7 +62,7 @@ class Verdict:
         o = self.outcome
         return {
             "path": self.path, "ok": self.ok, "error": self.error or None, "players": list(self.names),
-            "ruleset": self.ruleset, "festum": self.festum, "records": self.records,
+            "ruleset": self.ruleset, "festum": self.festum, "clock": self.clock or None, "records": self.records,
             "scores": list(o.scores) if o else None, "winner": (o.winner + 1 if o.winner is not None else None) if o else None,
             "end": o.end if o else None, "moves": o.moves if o else None,
             "forfeit_claimed_by": (o.claimed_by + 1 if o and o.claimed_by is not None else None),
@@ -119,6 +120,7 @@ def verify_file(path: Path, manifests: dict[str, Manifest] | None = None) -> Ver
     h = replay.header
     signers: list[bytes] = []
     base = dict(path=name, names=(h.players[0][1], h.players[1][1]), ruleset=h.ruleset, festum=h.festum,
+                clock=str(h.clock) if h.clock is not None else "",
                 records=1 + len(replay.records), torn=replay.torn, game=h.game,
                 keys=(h.players[0][0], h.players[1][0]))
     for i, raw in enumerate(replay.records, start=1):

@@ -56,6 +56,9 @@ FILES = ("commit-reveal.json", "envelope.json", "state-hash.json", "small.replay
 # (each read CLOCK_STEP seconds after the one before), player 1 taking back once at its
 # TAKEBACK_AT-th decision; the game ends on time.
 CLOCK_MINUTES, CLOCK_STEP, TAKEBACK_AT = 1, 1.5, 4
+# Its own game id: a key never signs two hellos for one game (PROTOCOL.md §9), and
+# 'basilica verify protocol/vectors/*' would rightly call two such histories cheating.
+CLOCK_GAME_ID = bytes(range(32, 64))
 
 # Manifest inputs for the hash (protocol/MANIFEST.md "Hash"), as JSON texts.
 # The first two differ only in what is not hashed or is a default written
@@ -279,7 +282,7 @@ def clock_replay() -> bytes:
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "clock.replay"
         play_recorded(path, default_manifest(), Options(), identities(), (_TakesBackOnce(first), second),  # type: ignore[arg-type]
-                      NONCES, GAME_ID, counter_salts(), clock=TimeControl(CLOCK_MINUTES, 0),
+                      NONCES, CLOCK_GAME_ID, counter_salts(), clock=TimeControl(CLOCK_MINUTES, 0),
                       now=lambda: next(reads) * CLOCK_STEP)
         return path.read_bytes()
 
