@@ -1,0 +1,239 @@
+"""basilica tournament --ray and calibrate --ray on a real Ray cluster of two nodes on this machine.
+
+The module starts one cluster (``ray start --head`` and a second node joined to
+it, one CPU each, in a temporary folder of their own) for all its tests, and
+stops exactly the processes it started afterwards, by their ids: never
+``ray stop``, which would stop every Ray cluster of this user on the machine.
+The drivers are ``basilica`` and ``python -m basilica_p2p.calibrate`` subprocesses,
+so each connects, ships its bots and disconnects as a user's would.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import textwrap
+import time
+from collections.abc import Iterator
+from dataclasses import asdict
+from pathlib import Path
+
+import pytest
+
+from basilica_p2p.engine import Options
+from basilica_p2p.tournament import ClusterError, LocalPool, executor_for, play_tournament
+
+pytestmark = pytest.mark.xdist_group("ray")  # one cluster for the whole module: all its tests in one worker
+
+ROOT = Path(__file__).resolve().parent.parent
+BIN = Path(sys.executable).parent
+LINE_BOT = "cmd:python3 examples/line_bot.py"  # a relative path: shipped in the job's working folder
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def descendants(roots: set[int]) -> set[int]:
+    """Every live process in the process groups ``roots`` or below a process in them (Linux /proc):
+    Ray's workers start sessions of their own, but stay children of their node's raylet."""
+    parent: dict[int, int] = {}
+    group: dict[int, int] = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                fields = (entry / "stat").read_text().rpartition(")")[2].split()
+            except OSError:
+                continue
+            if fields[0] != "Z":
+                parent[int(entry.name)], group[int(entry.name)] = int(fields[1]), int(fields[2])
+    found = {pid for pid, g in group.items() if g in roots}
+    while True:
+        more = {pid for pid, p in parent.items() if p in found} - found
+        if not more:
+            return found
+        found |= more
+
+
+@pytest.fixture(scope="module")
+def ray_address() -> Iterator[str]:
+    # A short folder of our own: Ray's socket paths under it must stay below the 107-byte limit.
+    folder = tempfile.mkdtemp(prefix="bray-", dir="/tmp")
+    port = free_port()
+    address = f"127.0.0.1:{port}"
+    ray = str(BIN / "ray")  # the venv's ray: its workers run the venv's python
+    env = {**os.environ, "RAY_USAGE_STATS_ENABLED": "0"}
+    common = ["--num-cpus=1", "--disable-usage-stats"]
+    groups: set[int] = set()
+
+    def start(*args: str) -> None:
+        # A session of its own: everything the node starts is in this one process group.
+        proc = subprocess.Popen([ray, "start", *args, *common], env=env, start_new_session=True,
+                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        groups.add(proc.pid)
+        out, _ = proc.communicate(timeout=90)
+        assert proc.returncode == 0, out[-3000:]
+
+    try:
+        start("--head", f"--port={port}", f"--temp-dir={folder}", "--include-dashboard=false",
+              f"--ray-client-server-port={free_port()}", "--node-ip-address=127.0.0.1")
+        start(f"--address={address}", "--node-ip-address=127.0.0.1")
+        yield address
+    finally:
+        ours = descendants(groups)
+        for sig, wait in ((signal.SIGTERM, 3.0), (signal.SIGKILL, 5.0)):
+            for pid in ours:
+                try:
+                    os.kill(pid, sig)
+                except ProcessLookupError:
+                    pass
+            deadline = time.monotonic() + wait
+            while (ours := ours & descendants(groups | ours)) and time.monotonic() < deadline:
+                time.sleep(0.1)
+        shutil.rmtree(folder, ignore_errors=True)
+        assert not ours, f"Ray processes left running: {sorted(ours)}"
+
+
+def basilica(*args: str, env: dict[str, str] | None = None, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([str(BIN / "basilica"), *args], cwd=ROOT, env=env, capture_output=True, text=True,
+                          timeout=timeout)
+
+
+def write_module(folder: Path, name: str, source: str) -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / f"{name}.py").write_text(textwrap.dedent(source))
+
+
+def with_pythonpath(folder: Path) -> dict[str, str]:
+    return {**os.environ, "PYTHONPATH": os.pathsep.join([str(folder), os.environ.get("PYTHONPATH", "")])}
+
+
+FIRST_LEGAL = """
+    class FirstLegal:
+        name = "first"
+
+        def choose(self, obs, legal):
+            return legal[0]
+"""
+
+
+def test_same_seed_gives_the_same_standings_on_the_cluster(ray_address: str, tmp_path: Path,
+                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    # The module exists only in tmp_path, which is on the driver's import path, not the
+    # workers': its games can be played there only if its source was shipped.
+    mods = tmp_path / "mods"
+    write_module(mods, "ray_first_bot", FIRST_LEGAL)
+    monkeypatch.syspath_prepend(str(mods))
+    monkeypatch.chdir(ROOT)
+    bots = ["random", "greedy", "ray_first_bot:FirstLegal", LINE_BOT]
+    local = play_tournament(bots, 2, "ray-same", Options(), LocalPool(1), on_forfeit=None)
+    r = basilica("tournament", "--bots", ",".join(bots), "--games", "2", "--seed", "ray-same",
+                 "--ray", ray_address, "--out", str(tmp_path / "out"), env=with_pythonpath(mods))
+    assert r.returncode == 0, r.stderr[-3000:]
+    data = json.loads((tmp_path / "out" / "tournament.json").read_text())
+    assert len(local.results) == 12 and not any(g.end.startswith("forfeit") for g in local.results)
+    assert data["games"] == json.loads(json.dumps([asdict(g) for g in local.results]))
+    assert "Elo" in r.stdout and "interrupted" not in r.stdout
+
+
+STALL = """
+    import os
+    import time
+    from pathlib import Path
+
+    MARKS = Path({marks!r})
+
+
+    class Stall:
+        name = "stall"
+
+        def choose(self, obs, legal):
+            (MARKS / f"started-{{os.getpid()}}-{{time.monotonic_ns()}}").touch()
+            try:
+                while True:
+                    time.sleep(0.02)
+            except KeyboardInterrupt:  # what ray.cancel raises in a running task
+                (MARKS / f"stopped-{{os.getpid()}}-{{time.monotonic_ns()}}").touch()
+                raise
+"""
+
+
+def wait_for(what: str, count: int, folder: Path, seconds: float) -> list[Path]:
+    deadline = time.monotonic() + seconds
+    while len(found := list(folder.glob(f"{what}-*"))) < count and time.monotonic() < deadline:
+        time.sleep(0.1)
+    return found
+
+
+def test_ctrl_c_cancels_the_running_games_and_keeps_the_finished_ones(ray_address: str, tmp_path: Path) -> None:
+    marks = tmp_path / "marks"
+    marks.mkdir()
+    mods = tmp_path / "mods"
+    write_module(mods, "ray_stall_bot", STALL.format(marks=str(marks)))
+    # random-greedy games come first in the schedule; every game of the stall bot hangs
+    # until cancelled, so once both nodes are stalled the two quick games have finished.
+    args = ["tournament", "--bots", "random,greedy,ray_stall_bot:Stall", "--games", "2", "--seed", "ray-stop",
+            "--ray", ray_address, "--out", str(tmp_path / "out")]
+    proc = subprocess.Popen([str(BIN / "basilica"), *args], cwd=ROOT, env=with_pythonpath(mods),
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert len(wait_for("started", 2, marks, 40)) == 2, "the stall bot's games did not start on both nodes"
+        time.sleep(0.5)  # the driver has the two finished games by now
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=30)
+    finally:
+        proc.kill()
+    assert proc.returncode == 130, err[-3000:]
+    assert "interrupted: 2 games finished" in " ".join(out.split()) and "Elo" in out, out
+    data = json.loads((tmp_path / "out" / "tournament.json").read_text())
+    local = play_tournament(["random", "greedy"], 2, "ray-stop", Options(), LocalPool(1), on_forfeit=None)
+    assert data["games"] == json.loads(json.dumps([asdict(g) for g in local.results]))
+    assert len(wait_for("stopped", 2, marks, 10)) == 2, "the running games were not cancelled"
+    assert "Traceback" not in err
+
+
+def test_a_program_missing_on_the_workers_is_refused_in_one_line(ray_address: str, tmp_path: Path) -> None:
+    # On the driver's PATH only: the nodes were started without it, as on another machine.
+    mine = tmp_path / "bin" / "ray-test-bot"
+    mine.parent.mkdir()
+    mine.write_text("#!/bin/sh\nexit 3\n")
+    mine.chmod(0o755)
+    env = {**os.environ, "PATH": f"{mine.parent}{os.pathsep}{os.environ['PATH']}"}
+    r = basilica("tournament", "--bots", "random,cmd:ray-test-bot", "--games", "1", "--ray", ray_address,
+                 "--out", str(tmp_path / "out"), env=env)
+    assert r.returncode == 2, r.stdout + r.stderr
+    lines = [line for line in r.stderr.splitlines() if line.startswith("error:")]
+    assert len(lines) == 1 and "ray-test-bot" in lines[0] and "Ray node" in lines[0], r.stderr[-2000:]
+    assert "Traceback" not in r.stderr and not (tmp_path / "out").exists()
+
+
+def test_calibrate_gives_the_same_rows_on_the_cluster(ray_address: str) -> None:
+    def calibrate(*where: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "basilica_p2p.calibrate", "--games", "3", "--crowns", "36-37",
+                               *where], cwd=ROOT, capture_output=True, text=True, timeout=60)
+
+    local, cluster = calibrate("--jobs", "1"), calibrate("--ray", ray_address)
+    assert local.returncode == 0 == cluster.returncode, cluster.stderr[-2000:]
+    assert cluster.stdout == local.stdout
+    assert "\n    36      3 " in local.stdout and "\n    37      3 " in local.stdout, local.stdout
+
+
+def test_a_compiled_module_is_refused_before_connecting() -> None:
+    with pytest.raises(ClusterError, match=r"cannot ship bot '_socket:socket'.*not a \.py file"):
+        with executor_for(1, "127.0.0.1:1", ["random", "_socket:socket"]):
+            pass
+
+
+def test_without_ray_installed_the_message_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "ray", None)  # how Python spells "not installed" to an import
+    with pytest.raises(ClusterError, match=r"pip install 'basilica-p2p\[ray\]'"):
+        with executor_for(1, "auto", ["random", "greedy"]):
+            pass
