@@ -121,6 +121,14 @@ def test_a_lost_game_seated_second_and_one_move(capsys: pytest.CaptureFixture[st
     assert line.startswith("game 1: alice (player 1) 0 - 0 bob (player 2, you): you forfeited (bob: quit), 1 move ")
 
 
+def test_a_game_lost_on_time_says_so_on_both_sides(capsys: pytest.CaptureFixture[str]) -> None:
+    """Clocks (issue 13): a claim on time reads as a win on time, not a bare '(time)'."""
+    lost = report_line(1, "bob", "alice", (20, 25), 0, capsys, end="time", moves=31)
+    assert ": alice won on time (your clock ran out), 31 moves (time);" in lost, lost
+    won = report_line(0, "alice", "bob", (20, 25), 0, capsys, end="time", moves=31)
+    assert ": you won on time, 31 moves (time);" in won, won
+
+
 # Item 10: names instead of "player 1/2" in the demo and in replay show; "1 move".
 
 def test_replay_show_names_the_players(tmp_path: Path) -> None:
