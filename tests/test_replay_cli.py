@@ -330,3 +330,14 @@ def test_home_option_expands_the_user_directory(tmp_path: Path) -> None:
                       env={"HOME": str(tmp_path), "BASILICA_HOME": None})
     assert r.exit_code == 0, r.output
     assert (tmp_path / "bhome" / "identity.key").is_file()
+
+
+def test_replay_show_marks_a_takeback_and_a_win_on_time() -> None:
+    """The protocol-2 vector (a clock, a takeback, a claim on time): replay show says all three."""
+    vector = Path(__file__).resolve().parent.parent / "protocol" / "vectors" / "clock.replay"
+    r = cli("replay", "show", str(vector))
+    assert r.exit_code == 0, r.output
+    lines = r.output.splitlines()
+    (note,) = [i for i, line in enumerate(lines) if "takeback by alice, agreed by both: move 3 taken back" in line]
+    assert lines[note - 1].strip().startswith("3. turn  1") and lines[note + 1].strip().startswith("4. turn  1")
+    assert lines[-1].startswith("bob (player 2) won on time: alice's clock ran out"), lines[-1]

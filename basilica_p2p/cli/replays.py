@@ -123,7 +123,18 @@ def replay_show(
     if at == 0 and w.start is not None:
         typer.echo(render_board(w.start, names))
     scorings = 0
+    backs = {note.index: note for note in w.takebacks}  # by the move they come before
+
+    def takeback(index: int) -> None:
+        note = backs.get(index)
+        if note is not None:
+            first, last = note.to + 1, note.index
+            span = f"move {first}" if first == last else f"moves {first}-{last}"
+            typer.echo(f"      takeback by {names[note.player]}, agreed by both: {span} taken back, "
+                       f"play goes on from turn {note.turn}")
+
     for i, m in enumerate(w.moves, start=1):
+        takeback(i - 1)
         typer.echo(f"{i:>4}. turn {m.turn:>2}  {names[m.player]:<{width}}  {m.action}")
         for e in m.events:
             if e.kind == "scoring":
@@ -134,6 +145,7 @@ def replay_show(
         turn_ends = i == len(w.moves) or w.moves[i].turn != m.turn
         if at == i or (boards and turn_ends):
             typer.echo(render_board(m.game, names))
+    takeback(len(w.moves))
     if w.error:
         raise fail(f"the replay stops verifying at {w.error}", code=1)
     o = w.outcome
@@ -142,6 +154,9 @@ def replay_show(
     elif o.end == "forfeit":
         loser = 1 - (o.winner or 0)
         typer.echo(f"{names[loser]} (player {loser + 1}) forfeited: {o.reason}")
+    elif o.end == "time" and o.winner is not None:
+        typer.echo(f"{names[o.winner]} (player {o.winner + 1}) won on time: {names[1 - o.winner]}'s clock ran out "
+                   f"({names[0]} {o.scores[0]} - {o.scores[1]} {names[1]} on the board)")
     else:
         typer.echo(f"game over ({o.end}): {names[0]} {o.scores[0]} - {o.scores[1]} {names[1]}")
 
