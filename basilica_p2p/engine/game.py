@@ -93,7 +93,9 @@ class _Setup:
     specs: dict[int, TileSpec] = field(default_factory=dict)
     crown_spaces: frozenset[int] = frozenset()
     ranks: tuple[int, ...] = ()
-    faces: dict[tuple[int, bool], Any] = field(default_factory=dict)  # observation face cache
+    # observe()'s faces of every tile, (vault faces, order faces) by tile id, built at its first call
+    # in a seeded game: one shared object per face, and no per-call construction.
+    faces: tuple[dict[int, Any], dict[int, Any]] | None = None
     hidden: bool = False  # Game.new_hidden: the slots hold positions, not tile ids
 
 

@@ -152,25 +152,26 @@ class Observation:
 
 
 def _order_face(g: Game, tile: Any) -> OrderFace:
-    # In a hidden game ``tile`` is a position whose knowledge is per game, so
-    # the cache, shared by every copy of the game, is for tile ids only.
-    face = None if g.setup.hidden else g.setup.faces.get((tile, False))
-    if face is None:
-        s = g.specs[tile]  # a TileSpec, or a FaceClass in a hidden game: both carry the face
-        face = OrderFace(s.order, s.colors, s.paid, s.crown if g.manifest.order_faces_show_crown else None)
-        if not g.setup.hidden:
-            g.setup.faces[(tile, False)] = face
-    return face  # type: ignore[no-any-return]
+    s = g.specs[tile]  # a TileSpec, or a FaceClass in a hidden game: both carry the face
+    return OrderFace(s.order, s.colors, s.paid, s.crown if g.manifest.order_faces_show_crown else None)
 
 
 def _vault_face(g: Game, tile: Any) -> VaultFace:
-    face = None if g.setup.hidden else g.setup.faces.get((tile, True))
-    if face is None:
-        s = g.specs[tile]
-        face = VaultFace(s.id, s.colors, s.crown)  # type: ignore[union-attr]
-        if not g.setup.hidden:
-            g.setup.faces[(tile, True)] = face
-    return face  # type: ignore[no-any-return]
+    s = g.specs[tile]
+    return VaultFace(s.id, s.colors, s.crown)  # type: ignore[union-attr]
+
+
+def _face_lookups(g: Game) -> tuple[Callable[[Any], VaultFace], Callable[[Any], OrderFace]]:
+    """The vault face and the order face of a tile (or position), as two functions."""
+    if g.setup.hidden:
+        # A position's knowledge is per game (each copy learns on its own): nothing is shared.
+        return (lambda t: _vault_face(g, t)), (lambda t: _order_face(g, t))
+    faces = g.setup.faces
+    if faces is None:
+        # A seeded game's tiles are known from the start: both faces of each are built once and
+        # shared by every copy of the game, which makes observe() a few dict lookups per tile.
+        faces = g.setup.faces = ({t: _vault_face(g, t) for t in g.specs}, {t: _order_face(g, t) for t in g.specs})
+    return faces[0].__getitem__, faces[1].__getitem__
 
 
 def observe(g: Game, player: int) -> Observation:
@@ -188,46 +189,66 @@ def observe(g: Game, player: int) -> Observation:
         # A secret Jester round (D24, P5): the other player chose first, and its
         # J: action, the last one applied, stays hidden until both have chosen.
         history = history[:-1]
-    return Observation(
-        player=player,
-        ruleset=g.options.ruleset.value,
-        festum=g.options.festum,
-        festum_removal=g.options.festum_removal,
-        manifest_hash=g.manifest.hash,
-        to_move=g.to_move,
-        pending=None if g.over else g.pending,
-        active=g.active,
-        actions_taken=g.actions,
-        turn=g.turn,
-        last_placed=g.last_placed,
-        vaults=tuple((c, _vault_face(g, t)) for c, t in sorted(g.vaults.items())),
-        scaffold=tuple(sorted(g.scaffold)),
-        builders=tuple(sorted((c, p, r) for c, (p, r) in g.builders.items())),
-        glass=tuple(sorted(g.glass)),
-        altars=tuple(sorted(g.altars)),
-        orders=tuple(None if t is None else _order_face(g, t) for t in g.orders),
-        market=tuple(None if t is None else _vault_face(g, t) for t in g.market),
-        in_hand=None if g.in_hand is None else (g.in_hand[1], _order_face(g, g.in_hand[0])),
-        stack_size=len(g.stack),
-        stack_top=_order_face(g, g.stack[-1]) if g.stack else None,
-        reshuffles=g.reshuffles,
-        discard=tuple(_vault_face(g, t) if t in g.discard_up else _order_face(g, t) for t in g.discard),
-        out_count=len(g.out),
-        pawn=g.pawn,
-        crown_spaces=g.manifest.crown_spaces,
-        scorings=g.scorings,
-        scores=(g.scores[0], g.scores[1]),
-        coins=(g.coins[0], g.coins[1]),
-        supply=(g.supply[0], g.supply[1]),
-        tokens=(g.tokens[0], g.tokens[1]),
-        altar_supply=g.altar_supply,
-        scoring_space=g.scoring_space,
-        my_jester_choice=g.jester_choices.get(player),
-        other_jester_committed=other in g.jester_choices,
-        over=g.over,
-        end_reason=g.end_reason,
-        history=tuple(history),
-    )
+    vault, order = _face_lookups(g)
+    options = g.options
+    vaults = g.vaults
+    builders = g.builders
+    up = g.discard_up
+    in_hand = g.in_hand
+    # Cells are dict keys, so sorting the cells sorts the (cell, ...) items as the docstring's
+    # fields promise, without comparing the faces.
+    return _observation({
+        "player": player,
+        "ruleset": options.ruleset.value,
+        "festum": options.festum,
+        "festum_removal": options.festum_removal,
+        "manifest_hash": g.manifest.hash,
+        "to_move": g.to_move,
+        "pending": None if g.over else g.pending,
+        "active": g.active,
+        "actions_taken": g.actions,
+        "turn": g.turn,
+        "last_placed": g.last_placed,
+        "vaults": tuple([(c, vault(vaults[c])) for c in sorted(vaults)]),
+        "scaffold": tuple(sorted(g.scaffold)),
+        "builders": tuple([(c, *builders[c]) for c in sorted(builders)]),
+        "glass": tuple(sorted(g.glass)),
+        "altars": tuple(sorted(g.altars)),
+        "orders": tuple([None if t is None else order(t) for t in g.orders]),
+        "market": tuple([None if t is None else vault(t) for t in g.market]),
+        "in_hand": None if in_hand is None else (in_hand[1], order(in_hand[0])),
+        "stack_size": len(g.stack),
+        "stack_top": order(g.stack[-1]) if g.stack else None,
+        "reshuffles": g.reshuffles,
+        "discard": tuple([vault(t) if t in up else order(t) for t in g.discard]),
+        "out_count": len(g.out),
+        "pawn": g.pawn,
+        "crown_spaces": g.manifest.crown_spaces,
+        "scorings": g.scorings,
+        "scores": (g.scores[0], g.scores[1]),
+        "coins": (g.coins[0], g.coins[1]),
+        "supply": (g.supply[0], g.supply[1]),
+        "tokens": (g.tokens[0], g.tokens[1]),
+        "altar_supply": g.altar_supply,
+        "scoring_space": g.scoring_space,
+        "my_jester_choice": g.jester_choices.get(player),
+        "other_jester_committed": other in g.jester_choices,
+        "over": g.over,
+        "end_reason": g.end_reason,
+        "history": tuple(history),
+    })
+
+
+def _observation(values: dict[str, Any]) -> Observation:
+    """An :class:`Observation` of ``values`` (every field, by name).
+
+    The frozen dataclass's ``__init__`` sets its 38 fields one ``object.__setattr__``
+    at a time, which was most of observe()'s time (5-10 µs of an RL step);
+    filling the instance dict is the same object for ``==``, ``hash``, ``repr`` and pickle.
+    """
+    obs: Observation = object.__new__(Observation)
+    obs.__dict__.update(values)
+    return obs
 
 
 Shuffler = Callable[[list[int]], list[int]]
