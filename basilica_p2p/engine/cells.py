@@ -8,6 +8,9 @@ key Python has.  Text notation (``a1``, ``e12``) exists only at the edges.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator
+from itertools import chain
+
 COLUMNS = "abcde"
 WIDTH = 5
 
@@ -61,6 +64,15 @@ def cell_sort_key(c: int) -> tuple[int, int]:
 
 # Cathedrals rarely grow past a dozen rows; cells beyond the table are computed.
 _TABLE = tuple(_neighbours(c) for c in range(WIDTH * 64))
+
+
+def all_neighbours(cells: Iterable[int]) -> Iterator[int]:
+    """The neighbours of each of ``cells`` in turn (repeats included), looked up at C speed
+    where the table covers them: the engine collects them at every step."""
+    cells = tuple(cells)
+    if cells and max(cells) >= len(_TABLE):
+        return chain.from_iterable(map(neighbours, cells))
+    return chain.from_iterable(map(_TABLE.__getitem__, cells))
 
 
 def neighbours(c: int) -> tuple[int, ...]:

@@ -23,7 +23,7 @@ import msgpack
 
 from . import actions as A
 from .actions import Action
-from .cells import WIDTH, format_cell, neighbours
+from .cells import WIDTH, all_neighbours, format_cell, neighbours
 from .components import ALL_COLORS, JESTER, NO_RANK, RANK_NAME, Order, Ruleset
 from .errors import EngineError, IllegalAction
 from .hidden import Deck, Level, NeedReveal, Position, Reveal, RevealError, count_faces
@@ -32,6 +32,29 @@ from .rng import FESTUM_REMOVAL, SHUFFLE, SeedStream, first_player, reshuffle_la
 from .scoring import ScoringResult, score_cathedral, totals
 
 _new = tuple.__new__  # builds an Action without the Python-level NamedTuple __new__
+
+
+
+def _cell_actions(kind: str) -> tuple[tuple[Action, ...], ...]:
+    """The actions ``kind`` ``space`` ``cell`` (no destination, no rank), by space and cell, for 64 rows."""
+    return tuple(tuple(_new(Action, (kind, space, c, -1, 0, ())) for c in range(WIDTH * 64)) for space in range(4))
+
+
+# Built once: legal_actions lists dozens of these at every step.  Actions are
+# immutable tuples, so one object may stand in every list and history.
+_VAULT_ACTIONS = _cell_actions(A.VAULT)
+_ORDER_ACTIONS = _cell_actions(A.ORDER)
+
+
+def _vault_action(space: int, c: int) -> Action:
+    table = _VAULT_ACTIONS[space]
+    return table[c] if c < len(table) else _new(Action, (A.VAULT, space, c, -1, 0, ()))
+
+
+def _order_action(space: int, c: int) -> Action:
+    table = _ORDER_ACTIONS[space]
+    return table[c] if c < len(table) else _new(Action, (A.ORDER, space, c, -1, 0, ()))
+
 
 # What kind of decision is pending.
 MAIN = "main"  # the player on turn chooses one of their three actions
@@ -372,37 +395,33 @@ class Game:
         vaults = self.vaults
         scaffold = self.scaffold
         cand = {0, 1, 2, 3, 4}
-        for c in vaults:
-            cand.update(neighbours(c))
-        for c in scaffold:
-            cand.update(neighbours(c))
-        return sorted(c for c in cand if c not in vaults and c not in scaffold)
-
-    def _touches_wild(self, c: int) -> bool:
-        vaults = self.vaults
-        specs = self.specs
-        for n in neighbours(c):
-            t = vaults.get(n)
-            if t is not None and specs[t].wild:
-                return True
-        return False
+        cand.update(all_neighbours(vaults))
+        cand.update(all_neighbours(scaffold))
+        return sorted(cand.difference(vaults, scaffold))
 
     def _vault_actions(self) -> list[Action]:
         frontier = self._frontier()
         wild_ok: list[int] | None = None
         acts: list[Action] = []
+        specs = self.specs
         for k in range(3):
             tile = self.market[k]
             if tile is None:  # pragma: no cover - the market is always full between actions
                 continue
-            if self.specs[tile].wild:
+            if specs[tile].wild:
                 if wild_ok is None:
-                    wild_ok = [c for c in frontier if not self._touches_wild(c)]
+                    # A printed wild tile may not touch another: the cells next to one are out
+                    # (being neighbours is symmetric, so they are the wild tiles' neighbours).
+                    near = {n for c, t in self.vaults.items() if specs[t].wild for n in neighbours(c)}
+                    wild_ok = [c for c in frontier if c not in near]
                 cells = wild_ok
             else:
                 cells = frontier
-            space = k + 1
-            acts.extend(_new(Action, (A.VAULT, space, c, -1, 0, ())) for c in cells)
+            table = _VAULT_ACTIONS[k + 1]
+            if cells and cells[-1] < len(table):  # the cells are sorted: all in the table
+                acts.extend(map(table.__getitem__, cells))
+            else:
+                acts.extend(_vault_action(k + 1, c) for c in cells)
         return acts
 
     def _own_builders(self, p: int) -> list[tuple[int, int]]:
@@ -431,29 +450,23 @@ class Game:
                         acts.append(_new(Action, (O, space, c, n, 0, ())))
         elif order is Order.RECRUIT:
             if self.supply[p] > 0:
-                for c in sorted(vaults):
-                    if c not in builders:
-                        acts.append(_new(Action, (O, space, c, -1, 0, ())))
+                acts.extend(_order_action(space, c) for c in sorted(vaults) if c not in builders)
         elif order is Order.CONFUSE:
             for c, _ in self._own_builders(p):
                 if self._confuse_moves(1 - p, freed=c):
-                    acts.append(_new(Action, (O, space, c, -1, 0, ())))
+                    acts.append(_order_action(space, c))
         elif order is Order.STAINED_GLASS:
-            for c, _ in self._own_builders(p):
-                if c not in self.glass:
-                    acts.append(_new(Action, (O, space, c, -1, 0, ())))
+            glass = self.glass
+            acts.extend(_order_action(space, c) for c, _ in self._own_builders(p) if c not in glass)
         elif order is Order.SCAFFOLDING:
-            for c in self._frontier():
-                acts.append(_new(Action, (O, space, c, -1, 0, ())))
+            acts.extend(_order_action(space, c) for c in self._frontier())
         elif order is Order.DISASTER:
-            for c in sorted(vaults):
-                if c not in builders and c not in self.altars:
-                    acts.append(_new(Action, (O, space, c, -1, 0, ())))
+            altars = self.altars
+            acts.extend(_order_action(space, c) for c in sorted(vaults) if c not in builders and c not in altars)
         elif order is Order.ALTAR:
             if self.altar_supply > 0:
-                for c in sorted(vaults):
-                    if c not in self.altars:
-                        acts.append(_new(Action, (O, space, c, -1, 0, ())))
+                altars = self.altars
+                acts.extend(_order_action(space, c) for c in sorted(vaults) if c not in altars)
 
     def _confuse_moves(self, victim: int, freed: int = -1) -> list[tuple[int, int]]:
         """Moves of ``victim``'s builders not on an altar to an adjacent free vault (D20).
