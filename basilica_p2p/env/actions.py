@@ -127,11 +127,14 @@ class ActionTable:
 
     def indices(self, legal: Iterable[Action]) -> tuple[list[int], list[Action]]:
         """The indices of the legal actions the table numbers, and those actions (same order)."""
-        get = self._index.get
+        legal = list(legal)
+        found = list(map(self._index.get, legal))  # one C-level pass: the environments call this every step
+        if None not in found:
+            return found, legal  # type: ignore[return-value]
+        # Jester choices (numbered by their colours) and actions beyond the table's rows:
         idx: list[int] = []
         acts: list[Action] = []
-        for a in legal:
-            i = get(a)
+        for a, i in zip(legal, found):
             if i is None:
                 try:
                     i = self.index(a)

@@ -12,6 +12,7 @@ blocks; :meth:`ObservationEncoder.layout` gives their offsets and shapes.
 
 from __future__ import annotations
 
+from array import array
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -63,6 +64,13 @@ class ObservationEncoder:
     # The offsets a face sets, by face: a game shows a few dozen distinct faces many times over.
     _face_bits: dict[OrderFace | VaultFace, tuple[int, ...]] = field(default_factory=dict, init=False, repr=False,
                                                                      compare=False)
+    _face_ids: dict[int, tuple[OrderFace | VaultFace, tuple[int, ...]]] = field(
+        default_factory=dict, init=False, repr=False, compare=False)
+    # By colours + 16 * crown, then by cell: the indices a vault tile sets in the board planes.
+    _vault_cells: list[list[tuple[int, ...]]] = field(default_factory=list, init=False, repr=False, compare=False)
+    _seen: dict[int, int] = field(default_factory=dict, init=False, repr=False, compare=False)  # tile: index
+    # Each player's last observation and its vector: what the next encoding compares with.
+    _seats: dict[int, _Seat] = field(default_factory=dict, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         ids = sorted(t.id for t in (*self.manifest.tiles, *self.manifest.festum_tiles))
@@ -82,6 +90,12 @@ class ObservationEncoder:
             self._blocks[name] = (start, shape)
             start += int(np.prod(shape))
         self._blocks["_end"] = (start, ())
+        cells = self.rows * WIDTH
+        for code in range(32):
+            planes = (*_BITS[code % 16], *((4,) if code >= 16 else ()))
+            self._vault_cells.append([tuple(k * cells + c for k in planes) for c in range(cells)])
+        seen = self._blocks["tiles_seen_vault_up"][0]
+        self._seen.update((t, seen + i) for t, i in self._tile_index.items())
 
     @property
     def size(self) -> int:
@@ -93,77 +107,147 @@ class ObservationEncoder:
 
     def encode(self, obs: Observation) -> np.ndarray:
         """The observation as a new float32 vector of :attr:`size` values."""
-        out = np.zeros(self.size, np.float32)
-        self.encode_into(obs, out)
-        return out
+        return self._update(obs).view.copy()
 
     def encode_into(self, obs: Observation, out: np.ndarray) -> None:
-        """Write the encoding of ``obs`` into ``out`` (zeroed by the caller)."""
-        ones: list[int] = []  # indices set to 1, written in one numpy call at the end
-        on = ones.append
+        """Write the encoding of ``obs`` into ``out`` (all of it: ``out`` need not be zeroed)."""
+        out[:] = self._update(obs).view
+
+    def _update(self, obs: Observation) -> _Seat:
+        """Bring the vector kept for ``obs.player`` up to ``obs``.
+
+        An RL loop encodes a player's view after every step, and a step changes
+        a few facts: so each player's last observation and vector are kept, and
+        only what differs is rewritten: a part whose facts compare unequal, a
+        cell whose vault face is another object, the tiles newly seen or no
+        longer seen, the orders discarded since.  Each part is a function of
+        the facts compared for it and nothing else; tests/test_observation_fast.py
+        checks the result against a plain encoding over whole games.  The vector
+        is an ``array('f')`` written value by value, which costs less than
+        numpy's per-call overhead on a few dozen values.  Not for several
+        threads at once.
+        """
         me = obs.player
+        seat = self._seats.get(me)
+        if seat is None:
+            seat = self._seats[me] = _Seat(self.size, 2 * len(ORDERS))
+        try:
+            self._rewrite(obs, seat)
+        except BaseException:
+            del self._seats[me]  # half rewritten: start afresh next time
+            raise
+        seat.obs = obs
+        return seat
+
+    def _rewrite(self, obs: Observation, seat: _Seat) -> None:
+        me = obs.player
+        old = seat.obs
+        a = seat.values
+        clear = seat.clear
+        ones: list[int] = []  # indices set to 1, written at the end (after every clearing)
         cells = self.rows * WIDTH
-        last = cells  # cells beyond the table's rows are left out (docs/rl.md, "Limits")
-        for c, f in obs.vaults:
-            if c < last:
-                for k in _BITS[f.colors]:
-                    on(k * cells + c)
-                if f.crown:
-                    on(4 * cells + c)
-        for plane, group in ((5, obs.scaffold), (6, obs.glass), (7, obs.altars)):
-            base = plane * cells
-            ones.extend(base + c for c in group if c < last)
-        for c, p, r in obs.builders:
-            if c < last:
-                plane = 8 if p == me else 13
-                on(plane * cells + c)
-                if r:
-                    on((plane + r) * cells + c)
-        if 0 <= obs.last_placed < last:
-            on(18 * cells + obs.last_placed)
-        for c, col in obs.my_jester_choice or ():
-            if c < last:
-                on((19 + ALL_COLORS.index(col)) * cells + c)
+        seen = self._seen
+        seen_changed = False
+        if old is None or obs.vaults != old.vaults:
+            # Cell by cell: a face object stands for its value, so the same object is the same bits.
+            now = dict(obs.vaults)
+            before = seat.vault_faces
+            table = self._vault_cells
+            vault_seen = seat.vault_seen
+            for c, f in before.items():
+                if now.get(c) is not f:
+                    vault_seen.discard(seen[f.tile])
+                    if c < cells:
+                        for i in table[f.colors + 16 * f.crown][c]:
+                            a[i] = 0.0
+            for c, f in now.items():
+                if before.get(c) is not f:
+                    vault_seen.add(seen[f.tile])
+                    if c < cells:  # cells beyond the table's rows are left out (docs/rl.md, "Limits")
+                        ones.extend(table[f.colors + 16 * f.crown][c])
+            seat.vault_faces = now
+            seen_changed = True
+        if old is None or obs.scaffold != old.scaffold or obs.glass != old.glass or obs.altars != old.altars:
+            clear(5 * cells, 8 * cells)
+            for plane, group in ((5, obs.scaffold), (6, obs.glass), (7, obs.altars)):
+                base = plane * cells
+                ones.extend([base + c for c in group if c < cells])
+        if old is None or obs.builders != old.builders:
+            clear(8 * cells, 18 * cells)
+            for c, p, r in obs.builders:
+                if c < cells:
+                    plane = 8 if p == me else 13
+                    ones.append(plane * cells + c)
+                    if r:
+                        ones.append((plane + r) * cells + c)
+        if old is None or obs.last_placed != old.last_placed or obs.my_jester_choice != old.my_jester_choice:
+            clear(18 * cells, 23 * cells)
+            if 0 <= obs.last_placed < cells:
+                ones.append(18 * cells + obs.last_placed)
+            for c, col in obs.my_jester_choice or ():
+                if c < cells:
+                    ones.append((19 + ALL_COLORS.index(col)) * cells + c)
 
-        face = self._face
-        start = self._blocks["market"][0]
-        for k, vf in enumerate(obs.market):
-            if vf is not None:
-                ones.extend(start + k * VAULT + i for i in face(vf))
-        start = self._blocks["orders"][0]
-        for k, of in enumerate(obs.orders):
-            if of is not None:
-                ones.extend(start + k * FACE + i for i in face(of))
-        start = self._blocks["in_hand"][0]
-        if obs.in_hand is None:
-            on(start)
-        else:
-            on(start + obs.in_hand[0])
-            ones.extend(start + 4 + i for i in face(obs.in_hand[1]))
-        if obs.stack_top is not None:
-            start = self._blocks["stack_top"][0]
-            ones.extend(start + i for i in face(obs.stack_top))
-        start = self._blocks["tiles_seen_vault_up"][0]
-        index = self._tile_index
-        ones.extend(start + index[vf.tile] for _, vf in obs.vaults)
-        ones.extend(start + index[vf.tile] for vf in obs.market if vf is not None)
-        start_faces = self._blocks["discard_order_faces"][0]
-        for f in obs.discard:
-            if type(f) is VaultFace:
-                on(start + index[f.tile])
+        # Faces slot by slot, by identity (comparing unequal faces would call the dataclass's __eq__).
+        blocks = self._blocks
+        none3 = (None, None, None)
+        if self._faces(a, ones, blocks["market"][0], VAULT, obs.market, old.market if old else none3):
+            seat.market_seen = {seen[vf.tile] for vf in obs.market if vf is not None}
+            seen_changed = True
+        self._faces(a, ones, blocks["orders"][0], FACE, obs.orders, old.orders if old else none3)
+        self._faces(a, ones, blocks["stack_top"][0], FACE, (obs.stack_top,), (old.stack_top if old else None,))
+        if old is None or obs.in_hand != old.in_hand:
+            start = blocks["in_hand"][0]
+            clear(start, start + 4 + FACE)
+            if obs.in_hand is None:
+                ones.append(start)
             else:
-                out[start_faces + 2 * face(f)[0] + f.paid] += 0.1
+                ones.append(start + obs.in_hand[0])
+                ones.extend([start + 4 + i for i in self._face(obs.in_hand[1])])
 
-        start = self._blocks["pending"][0]
+        discard = obs.discard
+        if old is None or discard != old.discard:
+            before = old.discard if old is not None else ()
+            done = len(before)
+            if not (done <= len(discard) and discard[:done] == before):
+                done = 0  # not the last pile with tiles added (a reshuffle emptied it): count afresh
+                seat.discard_seen = set()
+                seat.counts = [0] * len(seat.counts)
+            counts = seat.counts
+            pos = _ORDER_POS
+            for f in discard[done:]:
+                if type(f) is VaultFace:
+                    seat.discard_seen.add(seen[f.tile])
+                else:
+                    counts[pos[f.order] + f.paid] += 1
+            start = blocks["discard_order_faces"][0]
+            for k, n in enumerate(counts):
+                a[start + k] = _TENTHS[n]
+            seen_changed = True
+        if seen_changed:
+            now_seen = seat.vault_seen | seat.market_seen | seat.discard_seen
+            for i in seat.seen - now_seen:
+                a[i] = 0.0
+            ones.extend(now_seen - seat.seen)
+            seat.seen = now_seen
+
+        # The pending decision and the scalars change at almost every step: always rewritten.
+        start = blocks["pending"][0]
+        clear(start, blocks["scalars"][0])
         pend = obs.pending
         if pend is not None:
-            on(start + PENDING_KINDS.index(pend.kind))
+            ones.append(start + PENDING_KINDS.index(pend.kind))
             if pend.order is not None:
-                on(start + len(PENDING_KINDS) + ORDERS.index(pend.order))
-            on(start + len(PENDING_KINDS) + len(ORDERS) + pend.rank)
+                ones.append(start + len(PENDING_KINDS) + ORDERS.index(pend.order))
+            ones.append(start + len(PENDING_KINDS) + len(ORDERS) + pend.rank)
             if pend.paid:
-                on(start + len(PENDING_KINDS) + len(ORDERS) + 5)
-        on(start + len(PENDING_KINDS) + len(ORDERS) + 6 + obs.scoring_space)
+                ones.append(start + len(PENDING_KINDS) + len(ORDERS) + 5)
+        ones.append(start + len(PENDING_KINDS) + len(ORDERS) + 6 + obs.scoring_space)
+        if len(ones) > 24:
+            seat.view.put(ones, 1.0)  # numpy's fixed cost pays off for a whole part of the board
+        else:
+            for i in ones:
+                a[i] = 1.0
 
         them = 1 - me
         nxt = [s for s in obs.crown_spaces if s > obs.pawn]
@@ -176,13 +260,42 @@ class ObservationEncoder:
             obs.pawn, (nxt[0] - obs.pawn) if nxt else 0, obs.scorings, obs.turn, len(obs.discard),
             obs.my_jester_choice is not None, obs.other_jester_committed,
         )
-        start = self._blocks["scalars"][0]
-        out[start:start + len(SCALARS)] = values
-        out[start:start + len(SCALARS)] /= _SCALES
-        out.put(ones, 1.0)
+        scalars = seat.view[blocks["scalars"][0]:blocks["scalars"][0] + len(SCALARS)]
+        scalars[:] = values
+        scalars /= _SCALES  # in float32
+
+    def _faces(self, a: array, ones: list[int], start: int, width: int,
+               faces: tuple[OrderFace | VaultFace | None, ...], before: tuple[OrderFace | VaultFace | None, ...]) -> bool:
+        """Rewrite the slots of a block of faces (``width`` values each) whose face is another
+        object than ``before``'s; False if there was none."""
+        changed = False
+        for k, f in enumerate(faces):
+            g = before[k]
+            if f is not g:
+                changed = True
+                at = start + k * width
+                if g is not None:
+                    for i in self._face(g):
+                        a[at + i] = 0.0
+                if f is not None:
+                    ones.extend([at + i for i in self._face(f)])
+        return changed
 
     def _face(self, f: OrderFace | VaultFace) -> tuple[int, ...]:
         """The offsets ``f`` sets within its block (for an order face, the first is the order's)."""
+        # By identity first: hashing a face calls the dataclass's Python __hash__, and a seeded
+        # game shows the same face objects again and again.  The entry keeps the face alive,
+        # so its id cannot be reused by another object while it is there.
+        hit = self._face_ids.get(id(f))
+        if hit is not None and hit[0] is f:
+            return hit[1]
+        if len(self._face_ids) >= 4096:  # a hidden game makes new face objects at every observe()
+            self._face_ids.clear()
+        bits = self._face_by_value(f)
+        self._face_ids[id(f)] = (f, bits)
+        return bits
+
+    def _face_by_value(self, f: OrderFace | VaultFace) -> tuple[int, ...]:
         bits = self._face_bits.get(f)
         if bits is None:
             if isinstance(f, VaultFace):
@@ -199,5 +312,48 @@ class ObservationEncoder:
 
 _BITS = tuple(tuple(k for k in range(4) if mask & ALL_COLORS[k]) for mask in range(16))
 _SCALES = np.array([_SCALE.get(n, 1) for n in SCALARS], np.float32)
+_ORDER_POS = {o: 2 * i for i, o in enumerate(ORDERS)}  # an order's first value in discard_order_faces
+
+
+def _tenths(n: int) -> np.ndarray:
+    """``_tenths(n)[k]``: 0.1 added k times to a float32 zero, rounding as numpy does at each step,
+    so that a count turns into exactly the value adding 0.1 per discarded order gives."""
+    acc = np.zeros(1, np.float32)
+    out = [acc[0]]
+    for _ in range(n):
+        acc[0] += 0.1
+        out.append(acc[0])
+    return np.array(out, np.float32)
+
+
+_TENTHS = _tenths(200).tolist()  # more than any manifest's tiles; exact float32 values as Python floats
+
+
+class _Seat:
+    """One player's last encoded observation, its vector (zeros before the first), and what
+    the vector was built from: the vault face of each cell, the tile-seen indices set (and
+    those of the cathedral, the market and the discard pile), and the count of discarded
+    orders by order and paid mark."""
+
+    __slots__ = ("obs", "values", "view", "_mv", "_zeros", "vault_faces", "seen", "vault_seen", "market_seen",
+                 "discard_seen", "counts")
+
+    def __init__(self, size: int, order_kinds: int) -> None:
+        self.obs: Observation | None = None
+        self.values = array("f", bytes(4 * size))
+        self.view = np.frombuffer(self.values, np.float32)  # numpy's view of the same memory
+        self._mv = memoryview(self.values)
+        self._zeros = memoryview(array("f", bytes(4 * size)))
+        self.vault_faces: dict[int, VaultFace] = {}
+        self.seen: set[int] = set()
+        self.vault_seen: set[int] = set()
+        self.market_seen: set[int] = set()
+        self.discard_seen: set[int] = set()
+        self.counts = [0] * order_kinds
+
+    def clear(self, start: int, stop: int) -> None:
+        """Zero values ``start:stop`` (a part about to be rewritten); memoryviews copy without a temporary."""
+        self._mv[start:stop] = self._zeros[:stop - start]
+
 
 __all__ = ["FACE", "ORDERS", "PENDING_KINDS", "PLANES", "SCALARS", "VAULT", "ObservationEncoder"]
