@@ -315,15 +315,15 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--replays", type=int, default=20, help="replays written for the verify benchmark")
     ap.add_argument("--festum", action="store_true")
     ns = ap.parse_args(argv)
+    if ns.part == "env":  # issue 14: not in ``all``, which runs without the [rl] extra
+        from .env._bench import bench_env
+
+        bench_env(200 if ns.games is None else ns.games, ns.festum, machine())  # its figure first, then the machine
+        return
     print(f"machine: {machine()}")
     if ns.part == "mcts":
         bench_mcts(ns.bot_spec, ns.opponent, 100 if ns.games is None else ns.games, ns.jobs, ns.seed,
                    Options(festum=ns.festum))
-        return
-    if ns.part == "env":  # issue 14: not in ``all``, which runs without the [rl] extra
-        from .env._bench import bench_env
-
-        bench_env(200 if ns.games is None else ns.games, ns.festum)
         return
     if ns.part in ("engine", "all"):
         bench_engine(300 if ns.games is None else ns.games, ns.states, Options(festum=ns.festum))
