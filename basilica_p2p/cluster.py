@@ -22,6 +22,10 @@ What the workers get (docs/cluster.md):
 Before any game, one task on every node builds every bot there, so a bot that
 cannot be imported or whose program is missing on some node is refused with
 one line naming the node, not discovered as a forfeit in every game.
+
+:func:`local_cluster` starts a throwaway cluster of a few nodes on this machine
+(for the tests and ``benchmarks/ray_tournament.py``) and stops exactly the
+processes it started.
 """
 
 from __future__ import annotations
@@ -30,9 +34,14 @@ import importlib.util
 import logging
 import os
 import shutil
+import signal
 import socket
+import subprocess
+import sys
 import tempfile
+import time
 from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from types import TracebackType
 from typing import Any, TypeVar
@@ -45,6 +54,7 @@ T = TypeVar("T")
 R = TypeVar("R")
 
 INSTALL_HINT = "pip install 'basilica-p2p[ray]'"
+CANCEL_SECONDS = 10.0  # at most this long for cancelled games to unwind after Ctrl-C
 _IGNORED = shutil.ignore_patterns("__pycache__", "*.pyc")
 
 
@@ -85,9 +95,9 @@ def _stage_module(spec: str, module: str, folder: Path) -> None:
     elif len(places) == 1 and os.path.isdir(places[0]) and os.path.isfile(os.path.join(places[0], "__init__.py")):
         shutil.copytree(places[0], folder / top, ignore=_IGNORED, dirs_exist_ok=True)
     else:
-        what = found.origin if found.origin not in (None, "built-in", "frozen") else found.origin or "namespace package"
+        what = found.origin or "a namespace package"
         raise ClusterError(f"cannot ship bot {spec!r} to the Ray workers: module {top!r} is not a .py file or a "
-                           f"package folder ({what}); install it on every node and use a built-in name, or make it one")
+                           f"package folder ({what}), the only sources that can be shipped")
 
 
 def _stage_command(spec: str, command: str, folder: Path) -> None:
@@ -135,11 +145,11 @@ class RayPool:
         ray = import_ray()
         import basilica_p2p
 
-        _reachable(self.address)
         self._folder = tempfile.TemporaryDirectory(prefix="basilica-ray-")
         try:
             folder = Path(self._folder.name)
             stage_bots(self.bots, folder)
+            _reachable(self.address)
             env: dict[str, Any] = {"py_modules": [basilica_p2p], "excludes": ["__pycache__", "*.pyc"]}
             if any(folder.iterdir()):
                 env["working_dir"] = str(folder)
@@ -201,6 +211,10 @@ class RayPool:
             for ref in pending:
                 # A running game gets KeyboardInterrupt and closes its bot programs; a queued one never starts.
                 ray.cancel(ref)
+            if pending:
+                # Until the cancellations have landed: a driver that disconnects first has its running
+                # tasks' workers killed outright, and their bot programs are never closed.
+                ray.wait(pending, num_returns=len(pending), timeout=CANCEL_SECONDS)
 
 
 def _reachable(address: str) -> None:
@@ -220,3 +234,76 @@ def _reachable(address: str) -> None:
 def _first_line(e: BaseException) -> str:
     text = str(e).strip() or type(e).__name__
     return text.splitlines()[0][:300]
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _processes(groups: set[int]) -> set[int]:
+    """Every live process in the process groups ``groups`` or below one of them (Linux /proc):
+    Ray's workers start sessions of their own, but stay children of their node's raylet."""
+    parent: dict[int, int] = {}
+    group: dict[int, int] = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                fields = (entry / "stat").read_text().rpartition(")")[2].split()
+            except OSError:
+                continue
+            if fields[0] != "Z":
+                parent[int(entry.name)], group[int(entry.name)] = int(fields[1]), int(fields[2])
+    found = {pid for pid, g in group.items() if g in groups}
+    while more := {pid for pid, p in parent.items() if p in found} - found:
+        found |= more
+    return found
+
+
+@contextmanager
+def local_cluster(nodes: int = 2, cpus: int = 1) -> Iterator[str]:
+    """A Ray cluster of ``nodes`` nodes with ``cpus`` CPUs each on this machine; yields its address.
+
+    Started by the ``ray`` next to this Python (so the workers run this Python), in a
+    temporary folder of its own, every node in a session of its own; afterwards exactly
+    those processes and their children are stopped, by id (``ray stop`` would stop every
+    Ray cluster of this user).  ClusterError if one cannot start or any process is left.
+    """
+    ray = str(Path(sys.executable).parent / "ray")
+    # A short folder: Ray's socket paths below it must stay under the 107-byte limit.
+    folder = tempfile.mkdtemp(prefix="bray-", dir="/tmp")
+    port = _free_port()
+    address = f"127.0.0.1:{port}"
+    env = {**os.environ, "RAY_USAGE_STATS_ENABLED": "0"}
+    groups: set[int] = set()
+
+    def start(*args: str) -> None:
+        proc = subprocess.Popen([ray, "start", *args, f"--num-cpus={cpus}", "--disable-usage-stats",
+                                 "--node-ip-address=127.0.0.1"], env=env, start_new_session=True,
+                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        groups.add(proc.pid)  # a new session: the node's daemons all share this process group
+        out, _ = proc.communicate(timeout=120)
+        if proc.returncode != 0:
+            raise ClusterError(f"ray start {' '.join(args[:1])} failed: {(out.strip().splitlines() or ['?'])[-1]}")
+
+    try:
+        start("--head", f"--port={port}", f"--temp-dir={folder}", "--include-dashboard=false",
+              f"--ray-client-server-port={_free_port()}")
+        for _ in range(nodes - 1):
+            start(f"--address={address}")
+        yield address
+    finally:
+        ours = _processes(groups)
+        for sig, grace in ((signal.SIGTERM, 3.0), (signal.SIGKILL, 5.0)):
+            for pid in ours:
+                try:
+                    os.kill(pid, sig)
+                except ProcessLookupError:
+                    pass
+            deadline = time.monotonic() + grace
+            while (ours := ours & _processes(groups | ours)) and time.monotonic() < deadline:
+                time.sleep(0.1)
+        shutil.rmtree(folder, ignore_errors=True)
+        if ours:
+            raise ClusterError(f"Ray processes left running: {sorted(ours)}")

@@ -1,9 +1,9 @@
 """basilica tournament --ray and calibrate --ray on a real Ray cluster of two nodes on this machine.
 
 The module starts one cluster (``ray start --head`` and a second node joined to
-it, one CPU each, in a temporary folder of their own) for all its tests, and
-stops exactly the processes it started afterwards, by their ids: never
-``ray stop``, which would stop every Ray cluster of this user on the machine.
+it, one CPU each, in a temporary folder of their own: cluster.local_cluster) for
+all its tests, and stops exactly the processes it started afterwards, by their
+ids: never ``ray stop``, which would stop every Ray cluster of this user on the machine.
 The drivers are ``basilica`` and ``python -m basilica_p2p.calibrate`` subprocesses,
 so each connects, ships its bots and disconnects as a user's would.
 """
@@ -12,12 +12,9 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import signal
-import socket
 import subprocess
 import sys
-import tempfile
 import textwrap
 import time
 from collections.abc import Iterator
@@ -26,6 +23,7 @@ from pathlib import Path
 
 import pytest
 
+from basilica_p2p.cluster import local_cluster
 from basilica_p2p.engine import Options
 from basilica_p2p.tournament import ClusterError, LocalPool, executor_for, play_tournament
 
@@ -36,70 +34,11 @@ BIN = Path(sys.executable).parent
 LINE_BOT = "cmd:python3 examples/line_bot.py"  # a relative path: shipped in the job's working folder
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def descendants(roots: set[int]) -> set[int]:
-    """Every live process in the process groups ``roots`` or below a process in them (Linux /proc):
-    Ray's workers start sessions of their own, but stay children of their node's raylet."""
-    parent: dict[int, int] = {}
-    group: dict[int, int] = {}
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                fields = (entry / "stat").read_text().rpartition(")")[2].split()
-            except OSError:
-                continue
-            if fields[0] != "Z":
-                parent[int(entry.name)], group[int(entry.name)] = int(fields[1]), int(fields[2])
-    found = {pid for pid, g in group.items() if g in roots}
-    while True:
-        more = {pid for pid, p in parent.items() if p in found} - found
-        if not more:
-            return found
-        found |= more
-
-
 @pytest.fixture(scope="module")
 def ray_address() -> Iterator[str]:
-    # A short folder of our own: Ray's socket paths under it must stay below the 107-byte limit.
-    folder = tempfile.mkdtemp(prefix="bray-", dir="/tmp")
-    port = free_port()
-    address = f"127.0.0.1:{port}"
-    ray = str(BIN / "ray")  # the venv's ray: its workers run the venv's python
-    env = {**os.environ, "RAY_USAGE_STATS_ENABLED": "0"}
-    common = ["--num-cpus=1", "--disable-usage-stats"]
-    groups: set[int] = set()
-
-    def start(*args: str) -> None:
-        # A session of its own: everything the node starts is in this one process group.
-        proc = subprocess.Popen([ray, "start", *args, *common], env=env, start_new_session=True,
-                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-        groups.add(proc.pid)
-        out, _ = proc.communicate(timeout=90)
-        assert proc.returncode == 0, out[-3000:]
-
-    try:
-        start("--head", f"--port={port}", f"--temp-dir={folder}", "--include-dashboard=false",
-              f"--ray-client-server-port={free_port()}", "--node-ip-address=127.0.0.1")
-        start(f"--address={address}", "--node-ip-address=127.0.0.1")
+    # Stopped by process id afterwards; local_cluster raises if any of its processes is left.
+    with local_cluster(nodes=2, cpus=1) as address:
         yield address
-    finally:
-        ours = descendants(groups)
-        for sig, wait in ((signal.SIGTERM, 3.0), (signal.SIGKILL, 5.0)):
-            for pid in ours:
-                try:
-                    os.kill(pid, sig)
-                except ProcessLookupError:
-                    pass
-            deadline = time.monotonic() + wait
-            while (ours := ours & descendants(groups | ours)) and time.monotonic() < deadline:
-                time.sleep(0.1)
-        shutil.rmtree(folder, ignore_errors=True)
-        assert not ours, f"Ray processes left running: {sorted(ours)}"
 
 
 def basilica(*args: str, env: dict[str, str] | None = None, timeout: float = 60) -> subprocess.CompletedProcess[str]:
