@@ -130,7 +130,8 @@ def tournament_cmd(
     if not results:
         raise fail("interrupted before any game finished", code=130)
     table_rows = standings(names, results)
-    stop = f" (interrupted: {len(results)} games finished)" if played.interrupted else ""
+    n = len(results)
+    stop = f" (interrupted: {n} game{'s' if n != 1 else ''} finished)" if played.interrupted else ""
     table = Table(title=f"round robin, {games} games per pair, seed {seed!r}, dealt by {shuffle.value}{stop}",
                   show_edge=False)
     for col in ("bot", "games", "wins", "draws", "losses", "forfeits", "Elo", "95% interval"):
