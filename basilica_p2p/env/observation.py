@@ -64,7 +64,8 @@ class ObservationEncoder:
     # The offsets a face sets, by face: a game shows a few dozen distinct faces many times over.
     _face_bits: dict[OrderFace | VaultFace, tuple[int, ...]] = field(default_factory=dict, init=False, repr=False,
                                                                      compare=False)
-    _face_ids: dict[int, tuple[OrderFace | VaultFace, tuple[int, ...]]] = field(
+    # By (start of a face's block, face id): the indices that face sets there, with the face.
+    _slots: dict[tuple[int, int], tuple[OrderFace | VaultFace, tuple[int, ...]]] = field(
         default_factory=dict, init=False, repr=False, compare=False)
     # By colours + 16 * crown, then by cell: the indices a vault tile sets in the board planes.
     _vault_cells: list[list[tuple[int, ...]]] = field(default_factory=list, init=False, repr=False, compare=False)
@@ -191,11 +192,11 @@ class ObservationEncoder:
         # Faces slot by slot, by identity (comparing unequal faces would call the dataclass's __eq__).
         blocks = self._blocks
         none3 = (None, None, None)
-        if self._faces(a, ones, blocks["market"][0], VAULT, obs.market, old.market if old else none3):
+        if self._faces(a, blocks["market"][0], VAULT, obs.market, old.market if old else none3):
             seat.market_seen = {seen[vf.tile] for vf in obs.market if vf is not None}
             seen_changed = True
-        self._faces(a, ones, blocks["orders"][0], FACE, obs.orders, old.orders if old else none3)
-        self._faces(a, ones, blocks["stack_top"][0], FACE, (obs.stack_top,), (old.stack_top if old else None,))
+        self._faces(a, blocks["orders"][0], FACE, obs.orders, old.orders if old else none3)
+        self._faces(a, blocks["stack_top"][0], FACE, (obs.stack_top,), (old.stack_top if old else None,))
         if old is None or obs.in_hand != old.in_hand:
             start = blocks["in_hand"][0]
             clear(start, start + 4 + FACE)
@@ -203,7 +204,7 @@ class ObservationEncoder:
                 ones.append(start)
             else:
                 ones.append(start + obs.in_hand[0])
-                ones.extend([start + 4 + i for i in self._face(obs.in_hand[1])])
+                ones.extend(self._slot(start + 4, obs.in_hand[1]))
 
         discard = obs.discard
         if old is None or discard != old.discard:
@@ -260,12 +261,22 @@ class ObservationEncoder:
             obs.pawn, (nxt[0] - obs.pawn) if nxt else 0, obs.scorings, obs.turn, len(obs.discard),
             obs.my_jester_choice is not None, obs.other_jester_committed,
         )
-        scalars = seat.view[blocks["scalars"][0]:blocks["scalars"][0] + len(SCALARS)]
-        scalars[:] = values
-        scalars /= _SCALES  # in float32
+        # Only the scalars that changed, divided in double and rounded to float32 as the array
+        # stores them: the same value as numpy's float32 division of the two float32 operands
+        # (exact small integers), since a double carries more than twice float32's precision.
+        at = blocks["scalars"][0]
+        before = seat.scalars
+        if before is None:
+            for i, v in enumerate(values):
+                a[at + i] = v / _SCALE_LIST[i]
+        elif values != before:
+            for i, v in enumerate(values):
+                if v != before[i]:
+                    a[at + i] = v / _SCALE_LIST[i]
+        seat.scalars = values
 
-    def _faces(self, a: array, ones: list[int], start: int, width: int,
-               faces: tuple[OrderFace | VaultFace | None, ...], before: tuple[OrderFace | VaultFace | None, ...]) -> bool:
+    def _faces(self, a: array, start: int, width: int, faces: tuple[OrderFace | VaultFace | None, ...],
+               before: tuple[OrderFace | VaultFace | None, ...]) -> bool:
         """Rewrite the slots of a block of faces (``width`` values each) whose face is another
         object than ``before``'s; False if there was none."""
         changed = False
@@ -275,27 +286,29 @@ class ObservationEncoder:
                 changed = True
                 at = start + k * width
                 if g is not None:
-                    for i in self._face(g):
-                        a[at + i] = 0.0
+                    for i in self._slot(at, g):
+                        a[i] = 0.0
                 if f is not None:
-                    ones.extend([at + i for i in self._face(f)])
+                    for i in self._slot(at, f):
+                        a[i] = 1.0
         return changed
+
+    def _slot(self, at: int, f: OrderFace | VaultFace) -> tuple[int, ...]:
+        """The indices ``f`` sets when its block of values begins at ``at``."""
+        # By identity: hashing a face calls the dataclass's Python __hash__, and a seeded game
+        # shows the same face objects again and again.  The entry keeps the face alive, so its
+        # id cannot be reused by another object while it is there.
+        hit = self._slots.get((at, id(f)))
+        if hit is not None and hit[0] is f:
+            return hit[1]
+        if len(self._slots) >= 8192:  # a hidden game makes new face objects at every observe()
+            self._slots.clear()
+        bits = tuple([at + i for i in self._face(f)])
+        self._slots[at, id(f)] = (f, bits)
+        return bits
 
     def _face(self, f: OrderFace | VaultFace) -> tuple[int, ...]:
         """The offsets ``f`` sets within its block (for an order face, the first is the order's)."""
-        # By identity first: hashing a face calls the dataclass's Python __hash__, and a seeded
-        # game shows the same face objects again and again.  The entry keeps the face alive,
-        # so its id cannot be reused by another object while it is there.
-        hit = self._face_ids.get(id(f))
-        if hit is not None and hit[0] is f:
-            return hit[1]
-        if len(self._face_ids) >= 4096:  # a hidden game makes new face objects at every observe()
-            self._face_ids.clear()
-        bits = self._face_by_value(f)
-        self._face_ids[id(f)] = (f, bits)
-        return bits
-
-    def _face_by_value(self, f: OrderFace | VaultFace) -> tuple[int, ...]:
         bits = self._face_bits.get(f)
         if bits is None:
             if isinstance(f, VaultFace):
@@ -311,7 +324,7 @@ class ObservationEncoder:
 
 
 _BITS = tuple(tuple(k for k in range(4) if mask & ALL_COLORS[k]) for mask in range(16))
-_SCALES = np.array([_SCALE.get(n, 1) for n in SCALARS], np.float32)
+_SCALE_LIST = [_SCALE.get(n, 1) for n in SCALARS]
 _ORDER_POS = {o: 2 * i for i, o in enumerate(ORDERS)}  # an order's first value in discard_order_faces
 
 
@@ -336,7 +349,7 @@ class _Seat:
     orders by order and paid mark."""
 
     __slots__ = ("obs", "values", "view", "_mv", "_zeros", "vault_faces", "seen", "vault_seen", "market_seen",
-                 "discard_seen", "counts")
+                 "discard_seen", "counts", "scalars")
 
     def __init__(self, size: int, order_kinds: int) -> None:
         self.obs: Observation | None = None
@@ -350,6 +363,7 @@ class _Seat:
         self.market_seen: set[int] = set()
         self.discard_seen: set[int] = set()
         self.counts = [0] * order_kinds
+        self.scalars: tuple[float | int | bool, ...] | None = None  # the scalars' values before scaling
 
     def clear(self, start: int, stop: int) -> None:
         """Zero values ``start:stop`` (a part about to be rewritten); memoryviews copy without a temporary."""
