@@ -290,6 +290,7 @@ def test_nothing_hidden_is_drawn_two_games_alike_in_public_draw_alike(tmp_path: 
         app = BasilicaApp(person, work)
         async with app.run_test(size=SIZE) as pilot:
             await until(pilot, lambda: app.snap is not None and app.snap.deciding, "the decision")
+            app.query_one("#notation").cursor_blink = False  # the same picture whatever the timing
             await pilot.press("v", "1")
             await pilot.pause(0.05)
             text = screen_text(app)

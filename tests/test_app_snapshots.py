@@ -7,7 +7,6 @@ after a deliberate change, and look at them before committing.
 
 from __future__ import annotations
 
-import asyncio
 from typing import Any
 
 import pytest
@@ -23,13 +22,22 @@ def scripted_app(plies: int = 40) -> BasilicaApp:
 
 
 async def at_decision(pilot: Any) -> None:
+    """Until the decision is on screen and the log has settled at its end (it scrolls once its
+    lines are wrapped), so that the picture does not depend on timing."""
+    from textual.widgets import RichLog
+
     app = pilot.app
+    app.query_one("#notation").cursor_blink = False  # a blinking cursor would be in half the pictures
+    settled = 0
     for _ in range(1000):
-        if app.snap is not None and app.snap.deciding:
-            await pilot.pause()
+        log = app.screen_stack[0].query_one(RichLog)  # under a scoring panel too
+        ready = app.snap is not None and app.snap.deciding and log.scroll_y == log.max_scroll_y > 0
+        settled = settled + 1 if ready else 0
+        if settled >= 5:
             return
-        await asyncio.sleep(0.01)
-    raise AssertionError("the scripted game never came to a decision")
+        await pilot.pause(0.02)
+    raise AssertionError(f"the scripted game never came to a settled decision: deciding "
+                         f"{app.snap is not None and app.snap.deciding}, log at {log.scroll_y} of {log.max_scroll_y}")
 
 
 @pytest.mark.parametrize(("keys", "size"), [

@@ -30,9 +30,9 @@ from ..tui.help import NOTATION, rules_text
 from ..tui.player import Resign
 from ..tui.screen import decision_line, status_line
 from .bridge import AppPlayer, ClocksChanged, GameChanged, GameEnded
-from .model import Entry, Snapshot, candidates, next_cells, normalise, pairing_warning, preview
+from .model import Entry, Snapshot, candidates, next_cells, normalise, option_words, pairing_warning, preview
 from .widgets import (
-    Cathedral, Clocks, MarketSlot, NotationInput, Players, Question, ScoringScreen, TextScreen, Track, colour_legend,
+    Cathedral, Clocks, MarketSlot, MoveLog, NotationInput, Players, Question, ScoringScreen, TextScreen, Track, colour_legend,
 )
 
 MAX_CHOICES = 300  # listed under the box; more are reached by typing
@@ -94,7 +94,7 @@ class BasilicaApp(App[None]):
     #status-text { width: 1fr; }
     #clocks { width: auto; }
     #main { height: 1fr; }
-    #board { width: 51; height: 1fr; }
+    #board { width: 51; height: 1fr; scrollbar-size-vertical: 1; }
     #side { width: 1fr; min-width: 30; }
     #market { height: 4; }
     #log { height: 1fr; border-top: solid $accent; }
@@ -150,7 +150,7 @@ class BasilicaApp(App[None]):
                 with Horizontal(id="market"):
                     for k in (1, 2, 3):
                         yield MarketSlot(k, id=f"slot{k}")
-                yield RichLog(id="log", wrap=True, markup=False, auto_scroll=True, min_width=20)
+                yield MoveLog(id="log", wrap=True, markup=False, auto_scroll=True, min_width=20)
         with Vertical(id="decide"):
             yield Static(id="decision")
             yield Static(id="notes")
@@ -228,6 +228,8 @@ class BasilicaApp(App[None]):
         self._draw_log(snap)
         self._draw_choice()
         self._draw_keys()
+        # The latest move in view, once the new lines are wrapped and the panel below has its height.
+        self.call_after_refresh(self.query_one(RichLog).scroll_end, animate=False)
 
     def _draw_keys(self) -> None:
         """The keys, always in view (a footer would hide the one-letter keys while the box has focus)."""
@@ -287,10 +289,16 @@ class BasilicaApp(App[None]):
         notes.display = bool(snap.notes)
         cands = candidates(legal, prefix)
         choices.clear_options()
-        choices.add_options([Option(t, id=t) for t in cands[:MAX_CHOICES]])
+        choices.add_options([Option(self._label(obs, snap, t), id=t) for t in cands[:MAX_CHOICES]])
         if prefix in legal:
             choices.highlighted = cands.index(prefix)
         self.query_one("#preview", Static).update(self._preview(snap, prefix, cells, cands))
+
+    def _label(self, obs: Any, snap: Snapshot, text: str) -> Text:
+        label = Text(f"{text:<9} ", style="bold")
+        label.append(option_words(obs, text, snap.names), style="dim")
+        label.no_wrap, label.overflow = True, "ellipsis"
+        return label
 
     def _preview(self, snap: Snapshot, prefix: str, cells: dict[int, str], cands: list[str]) -> Text:
         obs = snap.view
@@ -351,6 +359,9 @@ class BasilicaApp(App[None]):
             self.action_confirm()  # the same cell again: play it
         else:
             self.bell()
+            hint = ("pick a market space first (V1-V3 or O1-O3), then one of its lit cells" if not prefix else
+                    f"{_name(message.cell)} is not a target of {prefix}: pick a lit cell, or Esc to start over")
+            self.query_one("#preview", Static).update(Text(hint[0].upper() + hint[1:] + ".", style="red"))
 
     def on_market_slot_space_clicked(self, message: MarketSlot.SpaceClicked) -> None:
         snap = self.snap

@@ -114,6 +114,18 @@ _PRESENT = {
 }
 
 
+def option_words(obs: Observation, text: str, names: Sequence[str]) -> str:
+    """A legal action in short words, for the list under the box: what a newcomer reads
+    instead of the notation (``place the red vault of V2 on b3``)."""
+    from ..engine import parse_action
+
+    said = describe_action(parse_action(text), obs.player, obs, None, names, reader=obs.player)
+    for old, new in _PRESENT.items():
+        said = said.replace(old, new)
+    said = said.split("; ")[0].rstrip(".")
+    return said[4:] if said.startswith("You ") else said
+
+
 def preview(obs: Observation, action: Action, names: Sequence[str], manifest: Manifest | None) -> list[str]:
     """What ``action`` will do, told before it is confirmed: the move in words, what it uses up
     in the market, and whether it moves the pawn onto a crown space (a scoring) or ends the turn.

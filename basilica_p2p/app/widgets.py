@@ -19,7 +19,7 @@ from textual.containers import Vertical, VerticalScroll
 from textual.message import Message
 from textual.screen import ModalScreen
 from textual.widget import Widget
-from textual.widgets import Input, Static
+from textual.widgets import Input, RichLog, Static
 
 from ..clock import ClockView, format_seconds
 from ..engine import Observation
@@ -152,6 +152,13 @@ class MarketSlot(Widget):
 
     def on_click(self, event: events.Click) -> None:
         self.post_message(self.SpaceClicked("O" if event.y <= 2 else "V", self.k))
+
+
+class MoveLog(RichLog):
+    """Every move in words; the latest stays in view when the panel below grows or shrinks."""
+
+    def on_resize(self, event: events.Resize) -> None:
+        self.call_after_refresh(self.scroll_end, animate=False)
 
 
 class Track(Static):
