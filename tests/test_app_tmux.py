@@ -8,6 +8,7 @@ game is over.  The line client keeps its own tmux test (test_tui_tmux.py, --plai
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 import time
@@ -28,22 +29,16 @@ def settled(p: Pane, timeout: float = 30.0) -> str:
     return p.wait(lambda s: bool(s.strip()), "a screen", timeout)
 
 
-def test_a_whole_short_game_in_the_app_in_a_real_terminal(tmp_path: Path, short_manifest: Path,  # noqa: F811
-                                                          pane) -> None:  # type: ignore[no-untyped-def]
-    env = {"TERM": "xterm-256color", "BASILICA_HOME": str(tmp_path / "home"), "PATH": os.environ.get("PATH", "")}
-    replays = tmp_path / "replays"
-    p = pane([sys.executable, "-m", "basilica_p2p.cli", "play", "--vs", "random", "--manifest", str(short_manifest),
-              "--replay-dir", str(replays)], env)
-    screen = p.wait(lambda s: "You to decide" in s, "the first decision")
-    for needle in ("Basilica", "O1", "V1", "queen", "board", "stack ", "Confirm", "q  leave"):
-        assert needle in screen, (needle, screen)
-    assert all(len(line) <= 80 for line in screen.splitlines())
+def play_to_the_end(p: Pane) -> tuple[int, str]:
+    """Press what a person would until the program ends: how many scorings were shown, every screen seen."""
     scorings = 0
+    seen = []
     start = time.monotonic()
     while time.monotonic() - start < 60:
         screen = settled(p)
+        seen.append(screen)
         if "EXIT=" in screen:
-            break
+            return scorings, "\n".join(seen)
         if "Enter or Esc closes" in screen:  # a scoring: it waits for us
             scorings += 1
             keys(p, "Escape")
@@ -56,11 +51,51 @@ def test_a_whole_short_game_in_the_app_in_a_real_terminal(tmp_path: Path, short_
             p.wait(lambda s: "plays it" in s, "the preview")
             keys(p, "Enter")
             time.sleep(0.2)
-    else:
-        raise AssertionError(f"the game did not end; the screen was:\n{p.text()}")
+    raise AssertionError(f"the game did not end; the screen was:\n{p.text()}")
+
+
+def test_a_whole_short_game_in_the_app_in_a_real_terminal(tmp_path: Path, short_manifest: Path,  # noqa: F811
+                                                          pane) -> None:  # type: ignore[no-untyped-def]
+    env = {"TERM": "xterm-256color", "BASILICA_HOME": str(tmp_path / "home"), "PATH": os.environ.get("PATH", "")}
+    replays = tmp_path / "replays"
+    p = pane([sys.executable, "-m", "basilica_p2p.cli", "play", "--vs", "random", "--manifest", str(short_manifest),
+              "--replay-dir", str(replays)], env)
+    screen = p.wait(lambda s: "You to decide" in s, "the first decision")
+    for needle in ("Basilica", "O1", "V1", "queen", "board", "stack ", "Confirm", "q  leave"):
+        assert needle in screen, (needle, screen)
+    assert all(len(line) <= 80 for line in screen.splitlines())
+    assert play_to_the_end(p)[0] >= 1
     final = p.text()
     assert "EXIT=0" in final, final
     assert "final score" in final and ": ok:" in final, final
-    assert scorings >= 1
     files = list(replays.glob("*.replay"))
     assert len(files) == 1
+
+
+def test_host_shows_where_it_listens_then_the_app_plays_the_network_game(tmp_path: Path,  # noqa: F811
+                                                                         short_manifest: Path, pane) -> None:  # type: ignore[no-untyped-def]
+    """host (a person, no --bot) prints its address on the plain terminal; once a bot joins, the app takes
+    over, tells the joiner's moves, and the game ends with both replays the same game."""
+    env = {"TERM": "xterm-256color", "BASILICA_HOME": str(tmp_path / "host"), "PATH": os.environ.get("PATH", "")}
+    p = pane([sys.executable, "-m", "basilica_p2p.cli", "host", "--no-invite", "--bind", "127.0.0.1", "--port", "0",
+              "--manifest", str(short_manifest), "--replay-dir", str(tmp_path / "h")], env)
+    screen = p.wait(lambda s: "listening on 127.0.0.1:" in s, "the host to listen")
+    port = screen.split("listening on 127.0.0.1:")[1].split()[0]
+    joiner = subprocess.Popen([sys.executable, "-m", "basilica_p2p.cli", "join", f"127.0.0.1:{port}", "--bot", "random",
+                               "--manifest", str(short_manifest), "--replay-dir", str(tmp_path / "j")],
+                              env={**os.environ, "BASILICA_HOME": str(tmp_path / "join")},
+                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        p.wait(lambda s: "You to decide" in s or "Waiting for" in s, "the app")
+        _, seen = play_to_the_end(p)
+        out, _ = joiner.communicate(timeout=30)
+    finally:
+        if joiner.poll() is None:
+            joiner.kill()
+            joiner.wait()
+    final = p.text()
+    assert "EXIT=0" in final and "game 1:" in final, final
+    assert re.search(r"random-join (placed|took|put|paid|declined|moved|chose)", seen), seen[-3000:]
+    assert joiner.returncode == 0, out
+    ours, theirs = list((tmp_path / "h").glob("*.replay")), list((tmp_path / "j").glob("*.replay"))
+    assert len(ours) == len(theirs) == 1 and ours[0].name[:16] == theirs[0].name[:16]
