@@ -154,7 +154,7 @@ def test_ctrl_c_at_a_terminal_prompt_gives_the_terminal_back(tmp_path: Path) -> 
     master, slave = pty.openpty()
     before = termios.tcgetattr(slave)
     assert before[3] & termios.ECHO and before[3] & termios.ICANON
-    join = subprocess.Popen(_cli("join", f"127.0.0.1:{port}", "--replay-dir", str(tmp_path / "b")),
+    join = subprocess.Popen(_cli("join", f"127.0.0.1:{port}", "--plain", "--replay-dir", str(tmp_path / "b")),
                             env=dict(_env(home), TERM="xterm"), stdin=slave, stdout=slave, stderr=subprocess.PIPE,
                             text=True)
     screen = drain(master)

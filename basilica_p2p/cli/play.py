@@ -312,6 +312,7 @@ def resume_cmd(
     frame_timeout: float = OPT_FRAME,
     move_time: Optional[float] = OPT_MOVE,
     keep_session: bool = OPT_KEEP,
+    plain: bool = typer.Option(False, "--plain", metavar="", help=PLAIN_HELP),
 ) -> None:
     """Reconnect after a crash or a dropped connection and finish the game.
 
@@ -322,6 +323,7 @@ def resume_cmd(
 
     from ..bots import BotSpecError, make_bot
     from ..identity import IdentityError, load_identity, local_identity
+    from ..app import AppPlayer, run_in_app, stoppable, wants_app
     from ..tui import TerminalPlayer
     from ..net.resume import Rendezvous, resume
     from ..net.session import SessionError, Timeouts, sidecar_path
@@ -346,7 +348,8 @@ def resume_cmd(
             me = load_identity(home)
         else:
             me = local_identity(home, str(info.get("identity")), str(info.get("name") or "bot"))
-        agent = make_bot(spec, default_manifest(), int.from_bytes(_os.urandom(8), "big")) if spec else TerminalPlayer(me.name)
+        agent = make_bot(spec, default_manifest(), int.from_bytes(_os.urandom(8), "big")) if spec else \
+            AppPlayer(me.name, network=True) if wants_app(plain) else TerminalPlayer(me.name)
     except (IdentityError, BotSpecError) as e:
         raise fail(str(e)) from None
     if idle_timeout <= ping_interval:
@@ -365,12 +368,17 @@ def resume_cmd(
         where = Rendezvous(role == "host", address, port, (relay[0], relay[1]), key)
     else:
         where = Rendezvous(role == "host", address, port)
+    person = isinstance(agent, (TerminalPlayer, AppPlayer))
+
+    def game():  # type: ignore[no-untyped-def]
+        return resume(replay, me, manifests, agent, where, timeouts, window, log=lambda m: typer.echo(m, err=True),
+                      on_move=agent.notify if person else None, keep_session=keep_session)
+
     try:
-        report = _run_trio(lambda: resume(replay, me, manifests, agent, where, timeouts, window,
-                                          log=lambda m: typer.echo(m, err=True),
-                                          on_move=agent.notify if isinstance(agent, TerminalPlayer) else None,
-                                          keep_session=keep_session),
-                           lambda: replay)
+        if isinstance(agent, AppPlayer):  # the game in a worker thread, the app in this one
+            report = run_in_app(agent, lambda: _run_trio(stoppable(agent, game), lambda: replay))
+        else:
+            report = _run_trio(game, lambda: replay)
     except ReplayError as e:
         raise fail(f"{replay}: {e}", code=1) from None
     except SessionError as e:
