@@ -10,12 +10,10 @@ from __future__ import annotations
 import asyncio
 import json
 import re
-import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import pytest
 
 from basilica_p2p.app import AppPlayer, BasilicaApp
 from basilica_p2p.app.model import next_cells, normalise, preview
@@ -193,7 +191,6 @@ def test_undo_raises_takeback_from_choose_and_the_log_goes_back(tmp_path: Path) 
     person.begin_game(0, NAMES, MANIFEST)
 
     def work() -> None:
-        nonlocal g
         while g.to_move != 0:
             p = g.to_move or 0
             a = g.legal_actions()[0]
