@@ -172,7 +172,7 @@ class AppPlayer:
 
     def choose(self, obs: Observation, legal: Sequence[Action]) -> Action:
         if self.resign_pending:
-            raise Resign(self.names[obs.player], obs.player)
+            raise Resign(self.names[obs.player], obs.player, "left the game")
         with self._lock:
             if self.seat is None:
                 self.seat = obs.player
