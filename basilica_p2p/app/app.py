@@ -480,7 +480,8 @@ class BasilicaApp(App[None]):
         if snap is not None and snap.deciding:
             seat = snap.seat
             self.snap = Snapshot(snap.names, snap.seat, snap.view, snap.entries, snap.scorings)
-            self.player.answer(Resign(snap.names[seat] if seat is not None else self.player.name, seat, "left the game"))
+            name = snap.names[seat] if seat is not None else self.player.name
+            self.player.answer(Resign(name, seat, "left the game"))
         elif self.player.network:
             self.exit()  # the caller stops the session: no forfeit, the game can be resumed
         else:
