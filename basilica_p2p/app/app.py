@@ -32,7 +32,8 @@ from ..tui.screen import decision_line, status_line
 from .bridge import AppPlayer, ClocksChanged, GameChanged, GameEnded
 from .model import Entry, Snapshot, candidates, next_cells, normalise, option_words, pairing_warning, preview
 from .widgets import (
-    Cathedral, Clocks, MarketSlot, MoveLog, NotationInput, Players, Question, ScoringScreen, TextScreen, Track, colour_legend,
+    Cathedral, Clocks, MarketSlot, MoveLog, NotationInput, Players, Question, ScoringScreen, TextScreen, Track,
+    colour_legend,
 )
 
 MAX_CHOICES = 300  # listed under the box; more are reached by typing

@@ -49,7 +49,8 @@ async def _shoot(path: Path) -> None:
     async with app.run_test(size=SIZE) as pilot:
         await _until_deciding(app, pilot)
         app.query_one("#notation").cursor_blink = False  # the picture does not depend on when it is taken
-        await pilot.press("escape", "v", "2")  # the scoring closed, then a vault space picked: its targets lit, its order marked as going with it
+        # The scoring closed, then a vault space picked: its targets lit, its order marked as going with it.
+        await pilot.press("escape", "v", "2")
         await pilot.pause(0.5)  # the log scrolled to its end once its lines are wrapped
         path.write_text(app.export_screenshot(title="basilica play"), encoding="utf-8")
         player.abandon()
