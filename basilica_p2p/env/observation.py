@@ -280,16 +280,19 @@ class ObservationEncoder:
         """Rewrite the slots of a block of faces (``width`` values each) whose face is another
         object than ``before``'s; False if there was none."""
         changed = False
+        slots = self._slots
         for k, f in enumerate(faces):
             g = before[k]
             if f is not g:
                 changed = True
                 at = start + k * width
                 if g is not None:
-                    for i in self._slot(at, g):
+                    hit = slots.get((at, id(g)))  # _slot() inlined: this runs several times a step
+                    for i in hit[1] if hit is not None and hit[0] is g else self._slot(at, g):
                         a[i] = 0.0
                 if f is not None:
-                    for i in self._slot(at, f):
+                    hit = slots.get((at, id(f)))
+                    for i in hit[1] if hit is not None and hit[0] is f else self._slot(at, f):
                         a[i] = 1.0
         return changed
 
