@@ -224,6 +224,34 @@ async def test_a_person_who_quits_over_the_network_forfeits_in_both_replays(tmp_
     assert pair.join[0].replay.read_bytes() == pair.host[0].replay.read_bytes()
 
 
+@pytest.mark.trio
+async def test_each_move_is_told_with_its_mover_also_when_dealt_face_down(tmp_path: Path) -> None:
+    """In a hidden deal a move is applied when the other side's share arrives; the mover told
+    to the screen must still be who moved (the line client said "You placed" for a bot's move)."""
+    from net_harness import host_and_join
+
+    told: dict[str, list[tuple[int, int | None]]] = {"host": [], "join": []}
+
+    def recorder(side: str):  # type: ignore[no-untyped-def]
+        due: list[int | None] = []  # who was to move after the last move told
+
+        def on_move(g: Game, turn: int, who: int, text: str) -> None:
+            if due:
+                told[side].append((who, due[-1]))
+            due.append(g.to_move)
+        return on_move
+
+    host_cfg, join_cfg = _bot_config(tmp_path / "h", "sra-p256-v1"), _bot_config(tmp_path / "j", "sra-p256-v1")
+    join_cfg.me = ME  # two identities, as two machines would have
+    host_cfg.on_move, join_cfg.on_move = recorder("host"), recorder("join")
+    pair = await host_and_join(host_cfg, join_cfg, direct=True, limit=120)
+    assert isinstance(pair.host, list) and isinstance(pair.join, list), (pair.host, pair.join)
+    for side, moves in told.items():
+        assert len(moves) == len(pair.host[0].game.history) - 1 > 40, side
+        assert [who for who, _ in moves] == [mover for _, mover in moves], side
+        assert {who for who, _ in moves} == {0, 1}
+
+
 def test_the_short_list_never_leaves_a_group_of_actions_out() -> None:
     g = max(tallest_states(7, 12), key=lambda s: len(s.legal_actions()))
     texts = [format_action(a) for a in g.legal_actions()]

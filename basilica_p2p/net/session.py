@@ -632,6 +632,10 @@ async def _play(
         step, who = ref.waiting_for()
         turn = ref.game.turn if ref.game is not None else 0
         plies = len(ref.game.history) if ref.game is not None else 0
+        # Who moves, as the rules say: in a hidden deal a move is applied only once the
+        # other side's share opens its tile, so the sender of the applying message may
+        # be the other player (the line client told a bot's moves as "You placed...").
+        mover = ref.game.to_move if ref.game is not None and ref.game.to_move is not None else who
         # A decision is timed from the moment this side's referee says it is due.
         timed = clocks is not None and step in DECISIONS and not side.resent
         if clocks is not None and timed and clocks.running is None:
@@ -706,7 +710,7 @@ async def _play(
                 conn._sent_at = None
         # Told only when a move was applied: a forfeit can come where an action was due.
         if on_move is not None and ref.game is not None and len(ref.game.history) > plies:
-            on_move(ref.game, turn, who, format_action(ref.game.history[-1]))
+            on_move(ref.game, turn, mover, format_action(ref.game.history[-1]))
 
 
 def _start_prefetch(conn: Connection, agent: Agent, side: _Side, seat: int) -> None:
