@@ -263,3 +263,22 @@ def test_hidden_games_observe_and_encode_as_the_reference() -> None:
                 state.apply_action(rng.choices(outcomes, probs)[0])
             else:
                 state.apply_action(rng.choice(state.legal_actions()))
+
+
+def test_a_copied_environment_encodes_as_the_reference() -> None:
+    import copy
+    import pickle
+
+    e = raw_env()
+    e.reset(seed=2)
+    rng = random.Random(2)
+    for _ in range(25):  # into the game (about 60 steps long), observing, so that the encoder keeps something
+        e.step(int(rng.choice(np.flatnonzero(e.last()[0]["action_mask"]))))
+    for twin in (copy.deepcopy(e), pickle.loads(pickle.dumps(e))):
+        for _ in range(15):
+            g = twin.table.game
+            assert g is not None and not g.over
+            agent = twin.agent_selection
+            obs = reference_observe(g, twin.possible_agents.index(agent))
+            same_vector(twin.observe(agent)["observation"], reference_encoding(twin.table.encoder, obs))
+            twin.step(int(rng.choice(np.flatnonzero(twin.action_mask(agent)))))

@@ -368,6 +368,11 @@ class _Seat:
         self.counts = [0] * order_kinds
         self.scalars: tuple[float | int | bool, ...] | None = None  # the scalars' values before scaling
 
+    def __reduce__(self) -> tuple[type[_Seat], tuple[int, int]]:
+        # Memoryviews cannot be pickled, and a cache need not be: a copied environment
+        # (deepcopy, pickle, Ray) gets an empty seat, whose next encoding starts from zeros.
+        return _Seat, (len(self.values), len(self.counts))
+
     def clear(self, start: int, stop: int) -> None:
         """Zero values ``start:stop`` (a part about to be rewritten); memoryviews copy without a temporary."""
         self._mv[start:stop] = self._zeros[:stop - start]
