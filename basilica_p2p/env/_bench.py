@@ -122,7 +122,7 @@ def _rates(steps: int, wall: float, cpu: float) -> str:
 def bench_env(games: int, festum: bool, machine: str) -> None:
     label = "with festum" if festum else "base game"
     steps, wall, cpu = _aec(raw_env, games, True, festum)
-    print(f"issue 14, env steps with random masked actions, observation read every step (target >= 10,000 per core):")
+    print("issue 14, env steps with random masked actions, observation read every step (target >= 10,000 per core):")
     print(f"  {steps / cpu:,.0f} steps/s per core  [PettingZoo raw_env, env.last() + step, {label}; "
           f"{steps / wall:,.0f}/s wall clock; {steps} steps in {games} games]")
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
