@@ -116,8 +116,8 @@ class _Setup:
     specs: dict[int, TileSpec] = field(default_factory=dict)
     crown_spaces: frozenset[int] = frozenset()
     ranks: tuple[int, ...] = ()
-    # observe()'s faces of every tile, (vault faces, order faces) by tile id, built at its first call
-    # in a seeded game: one shared object per face, and no per-call construction.
+    # observe()'s faces of every tile, (vault faces, order faces) by tile id, set at its first call
+    # in a seeded game: one shared object per face (per manifest), and no per-call construction.
     faces: tuple[dict[int, Any], dict[int, Any]] | None = None
     hidden: bool = False  # Game.new_hidden: the slots hold positions, not tile ids
 

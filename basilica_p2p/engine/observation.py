@@ -168,10 +168,26 @@ def _face_lookups(g: Game) -> tuple[Callable[[Any], VaultFace], Callable[[Any], 
         return (lambda t: _vault_face(g, t)), (lambda t: _order_face(g, t))
     faces = g.setup.faces
     if faces is None:
-        # A seeded game's tiles are known from the start: both faces of each are built once and
-        # shared by every copy of the game, which makes observe() a few dict lookups per tile.
-        faces = g.setup.faces = ({t: _vault_face(g, t) for t in g.specs}, {t: _order_face(g, t) for t in g.specs})
+        # A seeded game's tiles are known from the start, and a face depends on its box alone:
+        # both faces of each tile are built once per manifest and shared by every game of it
+        # (observe() is then a few dict lookups per tile, and the environments' encoder, which
+        # knows faces by identity, stays warm from one game to the next).
+        m = g.manifest
+        faces = _FACE_TABLES.get(m.hash)
+        if faces is None:
+            shown = m.order_faces_show_crown
+            specs = m.spec_table()
+            faces = ({t: VaultFace(s.id, s.colors, s.crown) for t, s in specs.items()},
+                     {t: OrderFace(s.order, s.colors, s.paid, s.crown if shown else None) for t, s in specs.items()})
+            if len(_FACE_TABLES) >= 16:  # a bound for programs that make many manifests
+                _FACE_TABLES.clear()
+            _FACE_TABLES[m.hash] = faces
+        g.setup.faces = faces
     return faces[0].__getitem__, faces[1].__getitem__
+
+
+# Both faces of every tile, by manifest hash (which covers the tiles and whether order faces show crowns).
+_FACE_TABLES: dict[str, tuple[dict[int, VaultFace], dict[int, OrderFace]]] = {}
 
 
 def observe(g: Game, player: int) -> Observation:
