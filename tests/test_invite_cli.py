@@ -50,8 +50,9 @@ def _waiting_host(tmp_path: Path) -> Iterator[tuple[subprocess.Popen[str], str]]
         host.communicate(timeout=20)
 
 
-def _join(tmp_path: Path, code: str, home: str = "jh") -> subprocess.CompletedProcess[str]:
-    return subprocess.run(_cli("join", code, "--bot", "random", "--no-stun", "--replay-dir", str(tmp_path / "b")),
+def _join(tmp_path: Path, code: str, home: str = "jh", *extra: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(_cli("join", code, "--bot", "random", "--no-stun", "--replay-dir", str(tmp_path / "b"),
+                               *extra),
                           env=_env(tmp_path / home), capture_output=True, text=True, timeout=120)
 
 
@@ -145,8 +146,11 @@ def test_an_invite_is_not_used_up_when_the_host_drops_the_joiner_before_any_game
     port = server.getsockname()[1]
 
     def fake_host() -> None:
-        for _ in range(2):
-            conn, _ = server.accept()
+        while True:  # the joiner tries again until its --connect-timeout
+            try:
+                conn, _ = server.accept()
+            except OSError:  # closed at the end of the test
+                return
             nonce = os.urandom(32)
             body = encode({"t": "challenge", "key": public, "nonce": nonce, "sig": key.sign(CHALLENGE_TAG + nonce)})
             conn.sendall(len(body).__add__(1).to_bytes(4, "big") + bytes([CONTROL]) + body)
@@ -156,7 +160,9 @@ def test_an_invite_is_not_used_up_when_the_host_drops_the_joiner_before_any_game
     threading.Thread(target=fake_host, daemon=True).start()
     code = format_invite(Invite(public, os.urandom(16), 2**40, (Candidate("lan", "127.0.0.1", port),)))
     for attempt in range(2):
-        r = _join(tmp_path, code)
+        r = _join(tmp_path, code, "jh", "--connect-timeout", "4")
         assert r.returncode == 1, r.stderr
         assert "used already" not in r.stderr, (attempt, r.stderr)
+        # Never seated (the host closed before 'seated'), so the joiner never began a game.
+        assert "closed" in r.stderr and "no hello" not in r.stderr, (attempt, r.stderr)
     server.close()
