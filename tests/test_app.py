@@ -341,3 +341,86 @@ def test_both_clocks_are_shown_and_the_running_one_counts_down(tmp_path: Path) -
             person.abandon()
 
     asyncio.run(run())
+
+
+def test_the_flag_falls_at_the_prompt_when_our_clock_runs_out() -> None:
+    """A person who lets their clock run out at the prompt is not left at a dead prompt: the
+    decision is answered at 0:00 and the local loop records the loss on time (a new player
+    waited half a minute at 0:00.0 before this)."""
+    import threading
+    import time
+
+    from basilica_p2p.clock import ClockView, TimeControl
+
+    g = Game.new(MANIFEST, Options(), bytes(32))
+    person = AppPlayer("ada", MANIFEST)
+    person.begin_game(g.to_move, NAMES, MANIFEST)  # type: ignore[arg-type]
+    seat = g.to_move
+    assert seat is not None
+    left = [60.0, 60.0]
+    left[seat] = 0.3
+    person.show_clocks(ClockView(TimeControl(1, 0), (left[0], left[1]), running=seat, names=NAMES, me=seat))
+    legal = g.legal_actions()
+    got: list[Any] = []
+    started = time.monotonic()
+    worker = threading.Thread(target=lambda: got.append(person.choose(observe(g, seat), legal)), daemon=True)
+    worker.start()
+    worker.join(10)
+    assert got == [legal[0]] and time.monotonic() - started >= 0.3
+
+
+def test_a_game_that_ends_without_a_last_move_says_how_it_ended() -> None:
+    from types import SimpleNamespace
+
+    from basilica_p2p.app.app import ending_words
+    from basilica_p2p.clock import TimeClaim
+
+    claim = TimeClaim(0, 0, 44_000, 1_000)
+    assert ending_words(SimpleNamespace(on_time=claim, forfeit=None), ("ada", "greedy")).startswith(
+        "Game over: greedy wins on time: ada's clock ran out")
+    gone = Resign("ada", 0, "left the game")
+    assert ending_words(SimpleNamespace(on_time=None, forfeit=gone), ("ada", "greedy")) == \
+        "Game over: greedy wins by forfeit (left the game)"
+    outcome = SimpleNamespace(end="time", winner=0)
+    assert ending_words([SimpleNamespace(outcome=outcome)], ("ada", "bob")) == \
+        "Game over: ada wins on time: bob's clock ran out"
+    assert ending_words(SimpleNamespace(on_time=None, forfeit=None), ("ada", "bob")) == ""
+
+
+def test_clocks_told_before_the_app_was_there_are_shown_when_it_starts(tmp_path: Path) -> None:
+    from basilica_p2p.app.widgets import Clocks
+    from basilica_p2p.clock import ClockView, TimeControl
+
+    async def run() -> None:
+        person = AppPlayer("ada", MANIFEST)
+        person.show_clocks(ClockView(TimeControl(15, 10), (900.0, 900.0), running=None, names=NAMES, me=0))
+        app = BasilicaApp(person, lambda: scripted_game(person, 10))
+        async with app.run_test(size=SIZE) as pilot:
+            await until(pilot, lambda: "15:00" in str(app.query_one(Clocks).render()), "the clocks on the first screen")
+            person.abandon()
+
+    asyncio.run(run())
+
+
+def test_up_and_down_browse_the_whole_list_of_actions(tmp_path: Path) -> None:
+    """The arrows once put the first action in the box, which cut the list to that one."""
+    from textual.widgets import OptionList
+
+    async def run() -> None:
+        person, app = local_app(tmp_path)
+        async with app.run_test(size=SIZE) as pilot:
+            await until(pilot, lambda: deciding(app), "the first decision")
+            listed = app.query_one("#choices", OptionList).option_count
+            assert listed > 3
+            for _ in range(3):
+                await pilot.press("down")
+            await pilot.pause(0.05)
+            choices = app.query_one("#choices", OptionList)
+            assert choices.option_count == listed and choices.highlighted == 2
+            assert app._prefix() == choices.get_option_at_index(2).id
+            await pilot.press("up")
+            await pilot.pause(0.05)
+            assert app._prefix() == choices.get_option_at_index(1).id and choices.option_count == listed
+            person.abandon()
+
+    asyncio.run(run())

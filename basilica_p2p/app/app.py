@@ -85,6 +85,24 @@ class GameThread:
             self.app.post_message(GameEnded(self.error))
 
 
+def ending_words(result: Any, names: tuple[str, str]) -> str:
+    """How a game ended that no last move explains: lost on time, or left; '' otherwise.
+
+    ``result`` is what the game's worker returned: a local game's result, or a
+    network game's reports (their outcomes)."""
+    on_time = getattr(result, "on_time", None)
+    if on_time is not None:
+        return f"Game over: {names[1 - on_time.loser]} wins on time: {on_time.words(names)}"
+    forfeit = getattr(result, "forfeit", None)
+    if forfeit is not None and forfeit.player is not None:
+        return f"Game over: {names[1 - forfeit.player]} wins by forfeit ({forfeit.reason})"
+    for report in result if isinstance(result, list) else ():
+        outcome = getattr(report, "outcome", None)
+        if outcome is not None and outcome.end == "time" and outcome.winner is not None:
+            return f"Game over: {names[outcome.winner]} wins on time: {names[1 - outcome.winner]}'s clock ran out"
+    return ""
+
+
 class BasilicaApp(App[None]):
     """One person's game; ``work`` plays it in a worker thread and returns its result."""
 
@@ -127,6 +145,8 @@ class BasilicaApp(App[None]):
         self.leaving = False
         self._shown: tuple[Entry, ...] = ()
         self._scorings_seen = 0
+        self._browse_from: str | None = None  # what the box held when the arrows began to browse
+        self._browsed_to = ""  # the action the arrows last put in the box
 
     @property
     def result(self) -> Any:
@@ -198,6 +218,10 @@ class BasilicaApp(App[None]):
         if self.leaving or message.error is not None:
             self.exit()
             return
+        ending = ending_words(self.game.result if self.game is not None else None, self.player.names)
+        if ending:
+            self.player.end(ending)  # a claim on time, a forfeit: no last move told it
+            self.notify(ending, title="Game over", timeout=30)
         self._draw()
 
     def on_print(self, event: events.Print) -> None:
@@ -288,7 +312,8 @@ class BasilicaApp(App[None]):
             decision.update(Text(snap.waiting or "", style="dim"))
         notes.update(Text("\n".join(snap.notes), style="bold reverse") if snap.notes else "")
         notes.display = bool(snap.notes)
-        cands = candidates(legal, prefix)
+        browsing = self._browse_from is not None and prefix == self._browsed_to
+        cands = candidates(legal, self._browse_from if browsing else prefix)  # type: ignore[arg-type]
         choices.clear_options()
         choices.add_options([Option(self._label(obs, snap, t), id=t) for t in cands[:MAX_CHOICES]])
         if prefix in legal:
@@ -332,6 +357,8 @@ class BasilicaApp(App[None]):
     # --- choosing ------------------------------------------------------------------------------
 
     def on_input_changed(self, message: NotationInput.Changed) -> None:
+        if message.value != self._browsed_to:  # typed: the list follows the box again
+            self._browse_from = None
         self._draw_choice()
 
     def on_input_submitted(self, message: NotationInput.Submitted) -> None:
@@ -390,7 +417,12 @@ class BasilicaApp(App[None]):
             now = choices.highlighted
             choices.highlighted = 0 if now is None else max(0, min(choices.option_count - 1, now + by))
             option = choices.get_option_at_index(choices.highlighted)
-            self._set(option.id or "")
+            # The list stays the one being browsed: filtered by what was typed before the
+            # arrows, not by the action an arrow put in the box (that left a list of one).
+            if self._browse_from is None:
+                self._browse_from = self._prefix()
+            self._browsed_to = option.id or ""
+            self._set(self._browsed_to)
 
     def action_confirm(self) -> None:
         snap = self.snap

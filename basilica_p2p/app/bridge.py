@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import queue
 import threading
+import time
 from collections.abc import Sequence
 from typing import Any
 
@@ -77,6 +78,8 @@ class AppPlayer:
         self.stopper: Any = None  # set by a network game: stops it without a forfeit
         self.begun = threading.Event()  # a game has begun: the app may take the terminal
         self._asking: Sequence[str] = ()  # the decision waiting for an answer, if any
+        self._clocks: Any = None  # the last ClockView, and when it came (time.monotonic())
+        self._clocks_at = 0.0
 
     # --- the app's side ---------------------------------------------------------------
 
@@ -84,6 +87,8 @@ class AppPlayer:
         """Tell ``app`` (now running) everything from here on, starting with where the game is."""
         self.app = app
         self._post(self._asking)
+        if self._clocks is not None:  # the first decision's clocks came before the app was there
+            self.app.post_message(ClocksChanged(self._clocks))
 
     def answer(self, reply: Action | BaseException) -> None:
         """The person's decision (from the app's thread)."""
@@ -165,8 +170,24 @@ class AppPlayer:
         self._post()
 
     def show_clocks(self, view: Any) -> None:
+        self._clocks, self._clocks_at = view, time.monotonic()
         if self.app is not None:
             self.app.post_message(ClocksChanged(view))
+
+    def _time_left(self) -> float | None:
+        """Seconds our running clock has left, by this machine's clock; None without one running."""
+        view = self._clocks
+        if view is None or self.seat is None or view.running != self.seat:
+            return None
+        return view.remaining[self.seat] - (time.monotonic() - self._clocks_at)
+
+    def end(self, text: str) -> None:
+        """The game ended without a last move to tell (a claim on time, a forfeit): say how."""
+        with self._lock:
+            if any(e.kind == "result" for e in self._entries):
+                return
+            self._add(text, "result", len(self.view.history) if self.view is not None else 0)
+        self._post()
 
     # --- asked by the game loop ---------------------------------------------------------
 
@@ -185,7 +206,14 @@ class AppPlayer:
             self._answers.get_nowait()
         self._asking = texts
         self._post(texts)
-        reply = self._answers.get()
+        try:
+            # When our clock runs out at the prompt the flag falls: a local game's loop takes
+            # any answer made now as too late and records the loss on time (a network session
+            # has stopped waiting for us already, and the other side claims).
+            left = self._time_left()
+            reply = self._answers.get(timeout=None if left is None else max(0.0, left) + 0.05)
+        except queue.Empty:
+            reply = legal[0]
         self._asking = ()
         if isinstance(reply, BaseException):
             self._post()
