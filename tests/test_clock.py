@@ -122,6 +122,7 @@ def test_running_out_at_the_prompt_loses_on_time_recorded(tmp_path: Path) -> Non
     assert v.ok, v.error
     o = v.outcome
     assert o is not None and o.end == "time" and o.time is not None and o.time.loser == result.on_time.loser
+    assert result.on_time == o.time  # what the terminal says is what verify reads from the replay
     assert o.time.waited >= o.time.left
     assert f"won on time: {('alice', 'bob')[o.time.loser]}'s clock ran out" in v.line()
     text = out.getvalue()
@@ -277,3 +278,18 @@ def test_a_hello_with_a_clock_is_the_hello_with_one_more_field() -> None:
         check_body("hello", {**body, "clock": [15]})
     with pytest.raises(ProtocolError):
         check_body("hello", {"clock": [15, 10], **{k: v for k, v in body.items() if k != "clock"}})
+
+
+def test_after_an_undo_the_claim_on_time_names_the_last_signed_figure(tmp_path: Path) -> None:
+    """Time spent before an undo stays spent but is never signed: the claim the terminal reports
+    must name the loser's last *signed* figure, as verify reads it (a new player saw 0:00.0 on the
+    terminal and 0:44 in verify)."""
+    person = TerminalPlayer("ada", console=Console(width=80, file=io.StringIO(), no_color=True, highlight=False),
+                            inp=io.StringIO("1\n" * 6 + "undo\n" + "1\n" * 400))  # the undo leaves 4 s, unsigned
+    result = play_local(person, RandomBot(3), (ALICE, BOB), 0, MANIFEST, OPTIONS, tmp_path,
+                        clock=TimeControl(1, 0), now=Ticker(4.0))
+    v = verify_file(result.replay)
+    assert v.ok, v.error
+    assert "takeback" in v.line() and v.outcome is not None and v.outcome.time is not None
+    assert result.on_time == v.outcome.time
+    assert result.on_time is not None and (result.on_time.signed, result.on_time.left) == (12_000, 4_000)

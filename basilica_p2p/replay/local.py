@@ -130,6 +130,8 @@ def play_recorded(
     chain = Chain(game, GENESIS)
     n1, n2 = nonces if nonces is not None else (new_nonce(), new_nonce())
     clocks = Clocks(clock, (players[0].name, players[1].name)) if clock is not None else None
+    # Each side's last signed figure (ms), as a claim on time reports it; the start until then.
+    signed = list(clocks.left) if clocks is not None else [0, 0]
     with ReplayWriter.create(path, header) as out:
 
         def send(who: int, type_: str, body: dict[str, Any]) -> None:
@@ -154,7 +156,7 @@ def play_recorded(
             if type_ == "jreveal":
                 body["salt"] = salt
             elif figure is not None:
-                body["clock"] = figure
+                body["clock"] = signed[who] = figure
             send(who, type_, body)
             send(1 - who, "ack", {"ply": ply, "state": bytes.fromhex(g.state_hash())})
             if on_action is not None:
@@ -217,7 +219,7 @@ def play_recorded(
                     for who, at, text, salt, figure in commits:
                         body = {"ply": at, "commitment": jester_commitment(game, players[who].public, at, text, salt)}
                         if figure is not None:
-                            body["clock"] = figure
+                            body["clock"] = signed[who] = figure
                         send(who, "jcommit", body)
                     play_one(p, first_text, "jreveal", salt1)
                     play_one(1 - p, second_text, "jreveal", salt2)
@@ -232,7 +234,7 @@ def play_recorded(
                 # The other side signs the claim, with the figures it measured (PROTOCOL.md §4a).
                 send(1 - flag.loser, "timeout", {"loser": flag.loser + 1, "left": flag.left, "waited": flag.waited})
                 if on_flag is not None:
-                    on_flag(TimeClaim(flag.loser, flag.left, flag.left, flag.waited))
+                    on_flag(TimeClaim(flag.loser, signed[flag.loser], flag.left, flag.waited))
                 return g
         for who in (0, 1):
             send(who, "result", {"scores": list(g.scores), "state": bytes.fromhex(g.state_hash()), "end": g.end_reason})
