@@ -284,12 +284,33 @@ def test_after_an_undo_the_claim_on_time_names_the_last_signed_figure(tmp_path: 
     """Time spent before an undo stays spent but is never signed: the claim the terminal reports
     must name the loser's last *signed* figure, as verify reads it (a new player saw 0:00.0 on the
     terminal and 0:44 in verify)."""
-    person = TerminalPlayer("ada", console=Console(width=80, file=io.StringIO(), no_color=True, highlight=False),
-                            inp=io.StringIO("1\n" * 6 + "undo\n" + "1\n" * 400))  # the undo leaves 4 s, unsigned
-    result = play_local(person, RandomBot(3), (ALICE, BOB), 0, MANIFEST, OPTIONS, tmp_path,
-                        clock=TimeControl(1, 0), now=Ticker(4.0))
-    v = verify_file(result.replay)
+    from basilica_p2p.replay.local import play_recorded
+
+    class Person:
+        """The person takes 8 s over each decision (an undo too); the bot none."""
+
+        def __init__(self) -> None:
+            self.t = 0.0
+            self.inner = TerminalPlayer("ada", console=Console(width=80, file=io.StringIO()),
+                                        inp=io.StringIO("1\n" * 6 + "undo\n" + "1\n" * 400))
+
+        def choose(self, obs: Any, legal: Any) -> Any:
+            self.t += 8.0
+            return self.inner.choose(obs, legal)
+
+        def __getattr__(self, name: str) -> Any:
+            return getattr(self.inner, name)
+
+    person = Person()
+    person.inner.begin_game(0, ("alice", "bob"), MANIFEST)
+    person.inner.takebacks = True  # as play_local sets it against a bot
+    claims: list[TimeClaim] = []
+    path = tmp_path / "undo.replay"
+    play_recorded(path, MANIFEST, OPTIONS, (ALICE, BOB), (person, RandomBot(3)),  # type: ignore[arg-type]
+                  nonces=(bytes([1]) * 32, bytes([2]) * 32), game_id=bytes(32), clock=TimeControl(1, 0),
+                  now=lambda: person.t, on_flag=claims.append)
+    v = verify_file(path)
     assert v.ok, v.error
     assert "takeback" in v.line() and v.outcome is not None and v.outcome.time is not None
-    assert result.on_time == v.outcome.time
-    assert result.on_time is not None and (result.on_time.signed, result.on_time.left) == (12_000, 4_000)
+    # Six decisions leave 12 s, signed; the undo spends 8 of them unsigned; the next decision flags.
+    assert claims == [v.outcome.time] and (v.outcome.time.signed, v.outcome.time.left) == (12_000, 4_000)
