@@ -263,3 +263,11 @@ OPT_MOVE = typer.Option(None, "--move-time", min=0.1, help=NET_HELP["move"])
 OPT_KEEP = typer.Option(False, "--keep-session", metavar="", help=NET_HELP["keep"])
 OPT_NET_SHUFFLE = typer.Option("sra-p256-v1", "--shuffle", metavar="[sra-p256-v1|commit-reveal-v1]",
                                help=NET_HELP["shuffle"])
+OPT_STUN = typer.Option(None, "--stun", metavar="HOST:PORT", help=NET_HELP["stun"])
+OPT_NO_STUN = typer.Option(False, "--no-stun", metavar="", help=NET_HELP["no_stun"])
+OPT_MAILBOX = typer.Option(None, "--mailbox", metavar="URL", help=NET_HELP["mailbox"])
+OPT_RELAY = typer.Option(None, "--relay", metavar="HOST:PORT", help=NET_HELP["relay"])
+OPT_NO_RELAY = typer.Option(False, "--no-relay", metavar="", help=NET_HELP["no_relay"])
+OPT_PLAIN = typer.Option(False, "--plain", metavar="", help=(
+    "The line client (screen readers, scripts, dumb terminals) instead of the full-screen app; also "
+    "when this is not a terminal."))

@@ -16,7 +16,8 @@ from ..clock import TimeControl, TimeControlError
 from ..engine import EngineError, Ruleset, default_manifest
 from ._common import (
     NET_HELP, OPT_BOT, OPT_FESTUM, OPT_FRAME, OPT_HANDSHAKE, OPT_IDLE, OPT_KEEP, OPT_LOCAL_RULESET, OPT_MANIFEST,
-    OPT_MOVE, OPT_NET_SHUFFLE, OPT_PING, OPT_REMOVAL, OPT_REPLAY_DIR, OPT_RULESET, _report_games, _run_trio,
+    OPT_MAILBOX, OPT_MOVE, OPT_NET_SHUFFLE, OPT_NO_RELAY, OPT_NO_STUN, OPT_PING, OPT_PLAIN, OPT_RELAY, OPT_REMOVAL,
+    OPT_REPLAY_DIR, OPT_RULESET, OPT_STUN, _report_games, _run_trio,
     bot_label, fail, home_of, load_manifest_option, load_manifests, output_folder, say_where, user_identity,
 )
 from ._peer import (
@@ -34,10 +35,6 @@ def _clock(text: Optional[str]) -> Optional[TimeControl]:
         return TimeControl.parse(text) if text is not None else None
     except TimeControlError as e:
         raise fail(f"--clock: {e}") from None
-
-
-PLAIN_HELP = ("The line client (screen readers, scripts, dumb terminals) instead of the full-screen app; also "
-              "when this is not a terminal.")
 
 
 def host_cmd(
@@ -60,17 +57,17 @@ def host_cmd(
     keep_session: bool = OPT_KEEP,
     shuffle: str = OPT_NET_SHUFFLE,
     no_invite: bool = typer.Option(False, "--no-invite", metavar="", help=NET_HELP["no_invite"]),
-    stun: Optional[list[str]] = typer.Option(None, "--stun", metavar="HOST:PORT", help=NET_HELP["stun"]),
-    no_stun: bool = typer.Option(False, "--no-stun", metavar="", help=NET_HELP["no_stun"]),
+    stun: Optional[list[str]] = OPT_STUN,
+    no_stun: bool = OPT_NO_STUN,
     port_mapping: str = typer.Option("auto", "--port-mapping", metavar="[auto|pcp|natpmp|upnp|off]",
                                      help=NET_HELP["port_mapping"]),
     invite_ttl: int = typer.Option(600, "--invite-ttl", min=10, max=7 * 24 * 3600, help=NET_HELP["invite_ttl"]),
     code: bool = typer.Option(False, "--code", metavar="", help=NET_HELP["host_code"]),
-    mailbox: Optional[str] = typer.Option(None, "--mailbox", metavar="URL", help=NET_HELP["mailbox"]),
-    relay: Optional[str] = typer.Option(None, "--relay", metavar="HOST:PORT", help=NET_HELP["relay"]),
-    no_relay: bool = typer.Option(False, "--no-relay", metavar="", help=NET_HELP["no_relay"]),
+    mailbox: Optional[str] = OPT_MAILBOX,
+    relay: Optional[str] = OPT_RELAY,
+    no_relay: bool = OPT_NO_RELAY,
     clock: Optional[str] = OPT_CLOCK,
-    plain: bool = typer.Option(False, "--plain", metavar="", help=PLAIN_HELP),
+    plain: bool = OPT_PLAIN,
 ) -> None:
     """Wait for a peer to join, then play. Prints where it listens and an invite to paste to the other player.
 
@@ -127,15 +124,15 @@ def join_cmd(
     move_time: Optional[float] = OPT_MOVE,
     keep_session: bool = OPT_KEEP,
     shuffle: str = OPT_NET_SHUFFLE,
-    stun: Optional[list[str]] = typer.Option(None, "--stun", metavar="HOST:PORT", help=NET_HELP["stun"]),
-    no_stun: bool = typer.Option(False, "--no-stun", metavar="", help=NET_HELP["no_stun"]),
+    stun: Optional[list[str]] = OPT_STUN,
+    no_stun: bool = OPT_NO_STUN,
     connect_timeout: float = typer.Option(60.0, "--connect-timeout", min=1.0, max=3600.0,
                                           help=NET_HELP["connect_timeout"]),
     code: Optional[str] = typer.Option(None, "--code", metavar="CODE", help=NET_HELP["join_code"]),
-    mailbox: Optional[str] = typer.Option(None, "--mailbox", metavar="URL", help=NET_HELP["mailbox"]),
-    relay: Optional[str] = typer.Option(None, "--relay", metavar="HOST:PORT", help=NET_HELP["relay"]),
-    no_relay: bool = typer.Option(False, "--no-relay", metavar="", help=NET_HELP["no_relay"]),
-    plain: bool = typer.Option(False, "--plain", metavar="", help=PLAIN_HELP),
+    mailbox: Optional[str] = OPT_MAILBOX,
+    relay: Optional[str] = OPT_RELAY,
+    no_relay: bool = OPT_NO_RELAY,
+    plain: bool = OPT_PLAIN,
 ) -> None:
     """Connect to a host and play as many games as the host starts.
 
@@ -178,7 +175,7 @@ def play_cmd(
     festum_removal: bool = OPT_REMOVAL,
     manifest: Optional[Path] = OPT_MANIFEST,
     replay_dir: Optional[Path] = OPT_REPLAY_DIR,
-    plain: bool = typer.Option(False, "--plain", metavar="", help=PLAIN_HELP),
+    plain: bool = OPT_PLAIN,
     web: bool = typer.Option(False, "--web", metavar="", help="Serve the app as a web page (prints its URL)."),
     web_port: int = typer.Option(8000, "--web-port", min=1, max=65535, help="The port of --web's page."),
     clock: Optional[str] = OPT_CLOCK,
@@ -312,7 +309,7 @@ def resume_cmd(
     frame_timeout: float = OPT_FRAME,
     move_time: Optional[float] = OPT_MOVE,
     keep_session: bool = OPT_KEEP,
-    plain: bool = typer.Option(False, "--plain", metavar="", help=PLAIN_HELP),
+    plain: bool = OPT_PLAIN,
 ) -> None:
     """Reconnect after a crash or a dropped connection and finish the game.
 
