@@ -3,7 +3,7 @@
 ``browser``: a headless Debian Chromium driven by Selenium through Debian's
 chromedriver, one per test module.  A test run never changes the system: if
 Chromium or tmux is missing, the tests that need it fail with one line naming
-the packages to install (``.ci/run`` installs them).  They are never skipped:
+the command that installs them (``bash scripts/test --setup-only``).  They are never skipped:
 the HTML replay viewer and the terminal client are part of what the suite checks.
 
 ``open_umask``: a umask of 0, so a file is exactly as private as the code makes it.
@@ -24,9 +24,9 @@ from typing import Any
 
 import pytest
 
-CHROMIUM = Path("/usr/bin/chromium")
+from system_needs import CHROMEDRIVER, CHROMIUM, require_paths
+
 CHROMIUM_BINARY = Path("/usr/lib/chromium/chromium")  # what the /usr/bin/chromium wrapper script runs
-CHROMEDRIVER = Path("/usr/bin/chromedriver")
 PACKAGES = ("chromium", "chromium-driver")
 # The network here is closed: without the background-networking flags Chromium keeps trying to reach
 # its services, and many of those connections are refused.
@@ -38,11 +38,9 @@ CHROMIUM_FLAGS = (
 
 
 def require_chromium() -> None:
-    """Fail the test, in one line naming what to install, if Chromium or its driver is missing."""
-    missing = [str(p) for p in (CHROMIUM, CHROMEDRIVER) if not p.exists()]
-    if missing:
-        pytest.fail(f"headless Chromium is needed ({', '.join(missing)} missing): install the Debian packages "
-                    f"{' '.join(PACKAGES)} (.ci/run does; a test run installs nothing)", pytrace=False)
+    """Fail the test, in one line naming the command that installs them, if Chromium or its driver
+    is missing."""
+    require_paths(f"headless Chromium is needed (Debian's {' '.join(PACKAGES)})", CHROMIUM, CHROMEDRIVER)
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

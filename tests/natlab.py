@@ -29,8 +29,8 @@ namespaces, and with them their interfaces), also after a failure or a KeyboardI
 including one during the build.  Namespace names carry the pid of the process that built them
 (``natlab-<pid>-<n>-...``); a new Lab first removes the leftovers of processes that are dead.
 
-The lab needs root and the Debian packages in ``PACKAGES`` (``.ci/run`` installs them); it
-raises ``LabError`` naming what is missing, it never installs anything.  Readiness is always
+The lab needs root and the Debian packages in ``PACKAGES`` (``bash scripts/test --setup-only``
+installs them); it raises ``LabError`` naming what is missing, it never installs anything.  Readiness is always
 polled (a log line, a STUN answer), never waited for with a fixed sleep.
 
 This file is also the small probe tool run inside the namespaces (standard library only):
@@ -434,8 +434,8 @@ class Lab:
         if os.geteuid() != 0:
             raise LabError("the NAT lab needs root (network namespaces and iptables)")
         if missing := missing_tools():
-            raise LabError(f"the NAT lab needs the Debian packages {' '.join(missing)} "
-                           f"(.ci/run installs them; a test run installs nothing)")
+            from system_needs import missing_message  # the test process only: probes run bare
+            raise LabError(missing_message("the NAT lab needs its Debian packages", missing))
         clean_stale()
         taken = set(namespaces())
         if clash := [ns for ns in self.all_namespaces() if ns in taken]:

@@ -1,12 +1,8 @@
 """A real Magic Wormhole transit relay on a local port, for the relay client's tests.
 
 The relay is `magic-wormhole-transit-relay`, a Twisted plugin, kept out of the project's own
-environment (it brings Twisted and autobahn) in a venv of its own that .ci/run creates:
-
-    python3 -m venv /opt/basilica-wormhole
-    /opt/basilica-wormhole/bin/pip install magic-wormhole-transit-relay
-
-A test run installs nothing: without it the tests fail, saying so.
+environment (it brings Twisted and autobahn) in a venv of its own that `bash scripts/test
+--setup-only` creates.  A test run installs nothing: without it the tests fail, naming that command.
 """
 
 from __future__ import annotations
@@ -23,7 +19,8 @@ from pathlib import Path
 
 import pytest
 
-from wormhole_servers import INSTALL, TWIST, stop
+from system_needs import SETUP_COMMAND
+from wormhole_servers import TWIST, require_venv, stop
 
 HOST = "127.0.0.1"
 # Twisted's own line for a listening port, which names the port the kernel picked for tcp:0.
@@ -67,7 +64,7 @@ def _wait_listening(process: subprocess.Popen[bytes], log: Path, timeout: float)
             return int(found[1])
         if process.poll() is not None:
             pytest.fail(f"the transit relay exited with status {process.returncode} before listening "
-                        f"(.ci/run must run `{INSTALL}`):\n{_log_text(log)[-2000:]}", pytrace=False)
+                        f"(`{SETUP_COMMAND}` installs it):\n{_log_text(log)[-2000:]}", pytrace=False)
         if time.monotonic() > deadline:
             process.kill()
             process.wait()
@@ -81,9 +78,7 @@ def transit_relay(log_dir: Path, timeout: float = 20) -> Iterator[TransitRelay]:
     """Start `twist transitrelay` on a port of 127.0.0.1 that the kernel picks (no race for a
     free port), yield it once it accepts connections, and stop it on the way out unless the
     test has killed it already. Its log is ``log_dir/transitrelay.log``."""
-    if not TWIST.exists():
-        pytest.fail(f"the Magic Wormhole transit relay is needed ({TWIST} missing): .ci/run must run "
-                    f"`{INSTALL}` (a test run installs nothing)", pytrace=False)
+    require_venv(TWIST)
     log_dir.mkdir(parents=True, exist_ok=True)
     log = log_dir / "transitrelay.log"
     # twist logs to its standard output, usage errors (say, no transitrelay plugin in that venv)

@@ -3,7 +3,7 @@ player's port, a symmetric one does not, the home firewall keeps unsolicited con
 (silently or with a RST), UPnP, NAT-PMP and PCP mappings let the other player in, and the lab
 leaves nothing behind, even when interrupted.
 
-It needs root and the packages in natlab.PACKAGES (.ci/run installs them): without them these
+It needs root and the packages in natlab.PACKAGES (`bash scripts/test --setup-only` installs them): without them these
 tests fail, they are never skipped."""
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from pathlib import Path
 import natlab
 import pytest
 from natlab import PACKAGES, Lab, LabError, Mapping, Router, missing_tools, namespaces, pids_in
+from system_needs import missing_message
 
 # One worker runs the lab's tests one after another: a router under two labs' load at once
 # would test the machine, not the hole punching.
@@ -34,8 +35,8 @@ def require_lab() -> None:
     if os.geteuid() != 0:
         pytest.fail("the NAT lab needs root (network namespaces, iptables)", pytrace=False)
     if missing := missing_tools():
-        pytest.fail(f"the NAT lab needs the Debian packages {' '.join(missing)} (all: {' '.join(PACKAGES)}; "
-                    f".ci/run installs them, a test run installs nothing)", pytrace=False)
+        pytest.fail(missing_message(f"the NAT lab needs the Debian packages {' '.join(PACKAGES)}", missing),
+                    pytrace=False)
 
 
 @pytest.fixture(scope="module")

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
 import subprocess
 import sys
 import time
@@ -14,6 +13,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+from system_needs import require_command
 
 # One terminal server for the tests that drive tmux.
 pytestmark = pytest.mark.xdist_group("terminal")
@@ -22,12 +22,8 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def _tmux() -> str:
-    """tmux from the system packages (.ci/run installs it; a test run installs nothing)."""
-    found = shutil.which("tmux")
-    if found is None:
-        pytest.fail("tmux is needed for the terminal test: install the Debian package tmux (.ci/run does)",
-                    pytrace=False)
-    return found
+    """tmux from the system packages (scripts/test installs it; a test run installs nothing)."""
+    return require_command("tmux is needed for the terminal test (Debian's tmux)", "tmux")
 
 
 class Pane:

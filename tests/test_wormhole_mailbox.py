@@ -1,8 +1,8 @@
 """The wormhole mailbox client (basilica_p2p/net/wormhole) against the real mailbox server,
 the real magic-wormhole client, and a fake server that misbehaves (tests/wormhole_servers.py).
 
-The real server and client live in a venv of their own that .ci/run creates; without it the
-tests that need them fail, saying what to install. Every wait is bounded (`trio.fail_after`),
+The real server and client live in a venv of their own that `bash scripts/test --setup-only`
+creates; without it the tests that need them fail, naming that command. Every wait is bounded (`trio.fail_after`),
 so a hang fails the test instead of holding the suite.
 """
 
@@ -412,6 +412,6 @@ async def test_a_refusal_is_shown_in_one_line(fake: Fake, refusal: type[ServerRe
     assert str(info.value).startswith(f"the mailbox server at {url} refused: ") and "\n" not in str(info.value)
 
 
-async def test_the_helpers_venv_is_where_ci_puts_it() -> None:
-    # The fixed path is the contract with .ci/run; this fails first, and plainly, if it moves.
+async def test_the_helpers_venv_is_where_scripts_test_puts_it() -> None:
+    # This fails first, and plainly, when the set-up was not run.
     require_venv(VENV_PYTHON, TWIST)

@@ -6,12 +6,9 @@
 - `fake_mailbox`: a scripted websocket server that misbehaves on purpose.
 
 The real ones come from a venv of their own, kept apart from the project's environment (they
-bring Twisted and autobahn), which .ci/run creates:
-
-    python3 -m venv /opt/basilica-wormhole
-    /opt/basilica-wormhole/bin/pip install magic-wormhole-mailbox-server magic-wormhole
-
-A test run installs nothing: without them the tests fail, saying so.
+bring Twisted and autobahn), which `bash scripts/test --setup-only` creates in the project's cache
+folder (system_needs.wormhole_venv()).  A test run installs nothing: without them the tests fail,
+naming that command.
 """
 
 from __future__ import annotations
@@ -29,24 +26,20 @@ from pathlib import Path
 
 import pytest
 import trio
+from system_needs import SETUP_COMMAND, require_paths, wormhole_venv
 from wsproto import ConnectionType, WSConnection
 from wsproto.events import AcceptConnection, CloseConnection, Request, TextMessage
 
-VENV = Path("/opt/basilica-wormhole")
+VENV = wormhole_venv()
 TWIST = VENV / "bin" / "twist"
 VENV_PYTHON = VENV / "bin" / "python"
-INSTALL = (f"python3 -m venv {VENV} && "
-           f"{VENV}/bin/pip install magic-wormhole-transit-relay magic-wormhole-mailbox-server magic-wormhole")
 # twist's log line once the mailbox's site listens (the websocket lives on that site, at /v1).
 _LISTENING = re.compile(rb"PrivacyEnhancedSite starting on (\d+)")
 
 
 def require_venv(*needed: Path) -> None:
-    """Fail the test in one line naming what .ci/run must install, if anything is missing."""
-    missing = [str(p) for p in needed if not p.exists()]
-    if missing:
-        pytest.fail(f"the magic-wormhole mailbox server and client are needed ({', '.join(missing)} missing): "
-                    f".ci/run must run `{INSTALL}` (a test run installs nothing)", pytrace=False)
+    """Fail the test in one line naming the command that installs them, if anything is missing."""
+    require_paths("the Magic Wormhole mailbox server, transit relay and client are needed", *needed)
 
 
 @dataclass(frozen=True)
@@ -107,7 +100,7 @@ def _wait_for_port(server: MailboxServer, timeout: float) -> int:
             return int(found.group(1))
         if server.process.poll() is not None:
             pytest.fail(f"the mailbox server exited with status {server.process.returncode} before listening "
-                        f"(.ci/run must run `{INSTALL}`):\n{server.log_tail()}", pytrace=False)
+                        f"(`{SETUP_COMMAND}` installs it):\n{server.log_tail()}", pytrace=False)
         if time.monotonic() > deadline:
             pytest.fail(f"the mailbox server did not listen within {timeout:g} s:\n{server.log_tail()}", pytrace=False)
         time.sleep(0.02)
