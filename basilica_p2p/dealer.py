@@ -1,8 +1,8 @@
 """The dealer: what a hidden game asks to see, as cards of a hidden deal's decks.
 
 The engine (``Game.new_hidden``) knows the tiles only as positions of a deal
-and asks for facts with :class:`~basilica_p2p.engine.NeedReveal`: the order
-face of a position (``FACE``) or its tile (``TILE``).  The deal
+and waits for facts (``Game.needed_reveals``): the order face of a position
+(``FACE``) or its tile (``TILE``).  The deal
 (:mod:`basilica_p2p.deal`) knows only decks of labelled cards that open when
 both players give a share.  This module maps one onto the other, both ways,
 with no cryptography of its own and no I/O:

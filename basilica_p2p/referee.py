@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .clock import TimeClaim, TimeControl
-from .engine import EngineError, Game, Manifest, NeedReveal, Options, format_action, parse_action
+from .engine import EngineError, Game, Manifest, Options, format_action, parse_action
 from .engine.actions import JESTER
 from .engine.rng import first_player
 from .wire import Envelope, ProtocolError, SHUFFLE_SCHEME, commitment, game_seed, jester_commitment
@@ -94,7 +94,8 @@ class Referee:
         self._me = me
         self._deal_secret = deal_secret
         self.table: Table | None = None
-        self._pending: tuple[str, int, int] | None = None  # a decision waiting for reveals: text, sender, ply
+        self._pending: tuple[int, int] | None = None  # a decision waiting for its reveals: sender, ply
+        self._before_pending: Game | None = None  # the game before that decision, should its cards never open
         self.seq = 0
         self.prev = GENESIS
         self.game: Game | None = None
@@ -319,6 +320,7 @@ class Referee:
             raise ProtocolError(f"{where}: action for ply {ply}, but the game is at ply {len(g.history)}")
         if g.to_move != sender:
             raise ProtocolError(f"{where}: player {sender + 1} acted out of turn")
+        before = g.clone() if g.hidden else None
         try:
             action = parse_action(text)
             if format_action(action) != text:
@@ -327,9 +329,9 @@ class Referee:
             g.apply(action)
         except EngineError as e:
             raise ProtocolError(f"{where}: {text!r} is not legal: {e}") from None
-        except NeedReveal:
-            # Legal, but it turns tiles nobody has seen: they are opened first (§5b).
-            self._pending = (text, sender, ply)
+        if g.needed_reveals():
+            # Legal, but it turned tiles nobody has seen: they are opened first (§5b).
+            self._pending, self._before_pending = (sender, ply), before
             self._advance(where)
             return
         self._awaiting_ack = ply
@@ -357,7 +359,10 @@ class Referee:
         """A card opened to nothing, or twice, or to a tile the game cannot hold: no share
         explains it, so the game goes straight to the secrets, and the audit names the cheater."""
         assert self.table is not None
-        self._pending = None
+        if self._before_pending is not None:
+            # The decision whose cards did not open never happened: the game stands as before it.
+            self.game = self._before_pending
+        self._pending, self._before_pending = None, None
         self._step, self._who = "secret", len(self.table.secrets)
 
     def _secret(self, b: dict, sender: int, where: str) -> None:  # type: ignore[type-arg]
@@ -384,22 +389,16 @@ class Referee:
         g, table = self.game, self.table
         assert g is not None and table is not None
         while True:
-            if self._pending is not None:
-                text, sender, ply = self._pending
-                try:
-                    g.apply(parse_action(text))
-                except NeedReveal as e:
-                    reveals = e.reveals
-                else:
-                    self._pending = None
-                    self._awaiting_ack = ply
-                    self._step, self._who = "ack", 1 - sender
-                    return
-            else:
-                reveals = g.needed_reveals()
-                if not reveals:
-                    self._to_next_decision()
-                    return
+            reveals = g.needed_reveals()
+            if not reveals and self._pending is not None:
+                sender, ply = self._pending
+                self._pending, self._before_pending = None, None
+                self._awaiting_ack = ply
+                self._step, self._who = "ack", 1 - sender
+                return
+            if not reveals:
+                self._to_next_decision()
+                return
             for deal in sorted({r.position.deal for r in reveals if r.position.deal}):
                 deck = deal_id(deal)
                 if deck not in table.machines:
@@ -409,7 +408,7 @@ class Referee:
             cards = table.dealer.cards_for(reveals)
             if cards:
                 table.begin_round(cards)
-                self._step, self._who = "shares", self._pending[1] if self._pending is not None else 0
+                self._step, self._who = "shares", self._pending[0] if self._pending is not None else 0
                 return
             facts = table.dealer.facts(reveals)
             if not facts:  # pragma: no cover - cards_for and facts agree on what is open

@@ -11,7 +11,7 @@ import pytest
 from basilica_p2p.bots import RandomBot
 from basilica_p2p.deal import DeckDeal, DealRecord, Share, audit, hash_deck
 from basilica_p2p.dealer import MAIN, Card, Dealer, box_layout, deal_id, face_label
-from basilica_p2p.engine import Game, NeedReveal, Options, TileSpec, default_manifest, observe
+from basilica_p2p.engine import Game, Options, TileSpec, default_manifest, observe
 
 
 class Table:
@@ -70,12 +70,8 @@ class Table:
             reveals = self.game.needed_reveals()
 
     def apply(self, action) -> None:  # type: ignore[no-untyped-def]
-        while True:
-            try:
-                self.game.apply(action)
-                return
-            except NeedReveal as e:
-                self.settle(e.reveals)
+        self.game.apply(action)
+        self.settle(self.game.needed_reveals())
 
 
 def play(options: Options, seed: int) -> Table:

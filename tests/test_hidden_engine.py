@@ -12,10 +12,10 @@ from typing import Any
 import pytest
 
 from basilica_p2p.bots.greedy import GreedyBot
-from basilica_p2p.engine import Event, Game, Options, Ruleset, default_manifest, observe
+from basilica_p2p.engine import REVEAL, EngineError, Event, Game, IllegalAction, Options, Ruleset, default_manifest, observe
 from basilica_p2p.engine import actions as A
 from basilica_p2p.engine.game import END_STACK
-from basilica_p2p.engine.hidden import Level, NeedReveal, Position, RevealError
+from basilica_p2p.engine.hidden import Level, Position, RevealError
 from basilica_p2p.engine.manifest import FaceClass, Manifest, TileSpec, manifest_from_json
 from basilica_p2p.engine.observation import VaultFace
 from basilica_p2p.wire.playthroughs import CLEANUP, CONFUSE, LAST, TINY, WILD
@@ -51,31 +51,32 @@ def new_pair(manifest: Manifest, options: Options, seed: bytes) -> tuple[Recorde
     return g, h
 
 
-def answering(h: Game, oracle: Recorded, call: Callable[[], Any], rng: random.Random, log: Counter[str]) -> Any:
-    """Run ``call`` on ``h``, opening from the oracle every fact it asks for."""
+def answering(h: Game, oracle: Recorded, call: Callable[[], Any], rng: random.Random,
+              log: Counter[str]) -> list[Event]:
+    """Run ``call`` on ``h``, then open from the oracle every fact the game waits for; the
+    events of the whole step (an action's, from its first part to the last reveal's)."""
     shown = h.manifest.order_faces_show_crown
-    for rounds in range(20):
-        before = h.state_hash()
-        try:
-            result = call()
-            if rounds >= 2:
-                log["more-reveals-after-reveals"] += 1  # a D8 redeal that went on with new tiles
-            return result
-        except NeedReveal as need:
-            assert need.reveals, "a NeedReveal that asks for nothing"
-            assert h.state_hash() == before, "apply raised NeedReveal and changed the state"
-            log["need-reveal"] += 1
-            for r in need.reveals:
-                assert r in h.needed_reveals()
-                tile = oracle.tile_at(r.position)
-                spec = h.setup.specs[tile]
-                if r.level is Level.FACE or rng.random() < 0.3:
-                    # A tile turned vault up may be opened in two steps, as a deal opens it.
-                    h.reveal(r.position, spec.face_class(shown))
-                if r.level is Level.TILE:
-                    h.reveal(r.position, tile)
-                    log["tile-reveal"] += 1
-    raise AssertionError("the reveals never satisfied the hidden game")
+    mark = len(h.events)
+    call()
+    rounds = 0
+    while h.needed_reveals():
+        rounds += 1
+        assert rounds < 20, "the reveals never satisfied the hidden game"
+        assert h.pending.kind == REVEAL and h.legal_actions() == [] and (h.to_move is not None or h.over)
+        log["need-reveal"] += 1
+        for r in h.needed_reveals():
+            tile = oracle.tile_at(r.position)
+            spec = h.setup.specs[tile]
+            if r.level is Level.FACE or rng.random() < 0.3:
+                # A tile turned vault up may be opened in two steps, as a deal opens it.
+                h.reveal(r.position, spec.face_class(shown))
+            if r.level is Level.TILE:
+                h.reveal(r.position, tile)
+                log["tile-reveal"] += 1
+    if rounds >= 2:
+        log["more-reveals-after-reveals"] += 1  # a D8 redeal that went on with new tiles
+    assert h.pending.kind != REVEAL
+    return h.events[mark:]
 
 
 def assert_nothing_hidden(h: Game, g: Game) -> None:
@@ -130,7 +131,7 @@ def assert_same_game(g: Game, h: Game) -> None:
 def play_pair(manifest: Manifest, options: Options, seed: bytes, log: Counter[str], max_steps: int = 400) -> None:
     rng = random.Random(seed)
     g, h = new_pair(manifest, options, seed)
-    answering(h, g, h.legal_actions, rng, log)
+    answering(h, g, lambda: None, rng, log)
     assert_same_game(g, h)
     events: list[Event] = []
     for _ in range(max_steps):
@@ -198,14 +199,14 @@ def test_order_faces_showing_crowns() -> None:
     for n in range(6):
         play_pair(manifest, Options(), seed_of(n), log)
     g, h = new_pair(manifest, Options(), seed_of(0))
-    answering(h, g, h.legal_actions, random.Random(0), log)
+    answering(h, g, lambda: None, random.Random(0), log)
     assert all(type(h.known(p)) is FaceClass and h.known(p).crown is not None  # type: ignore[union-attr]
                for p in h.orders)
 
 
 def set_up(manifest: Manifest | None = None, options: Options | None = None) -> tuple[Recorded, Game]:
     g, h = new_pair(manifest or default_manifest(), options or Options(), seed_of(5))
-    answering(h, g, h.legal_actions, random.Random(1), Counter())
+    answering(h, g, lambda: None, random.Random(1), Counter())
     return g, h
 
 
@@ -216,14 +217,15 @@ def other_face(h: Game, face: FaceClass) -> FaceClass:
 
 def test_setup_needs_the_public_faces_first() -> None:
     g, h = new_pair(default_manifest(), Options(), seed_of(3))
-    with pytest.raises(NeedReveal) as need:
-        h.legal_actions()
-    wanted = [(tuple(r.position), r.level) for r in need.value.reveals]
+    assert h.pending.kind == REVEAL and h.to_move == g.to_move and h.legal_actions() == []
+    wanted = [(tuple(r.position), r.level) for r in h.needed_reveals()]
     face, tile = Level.FACE, Level.TILE
     assert wanted == [((0, 0), face), ((0, 1), face), ((0, 2), face),
                       ((0, 3), tile), ((0, 4), tile), ((0, 5), tile), ((0, 6), face)]
-    with pytest.raises(NeedReveal):
+    with pytest.raises(EngineError, match="waits for tiles"):
         observe(h, 0)
+    with pytest.raises(IllegalAction, match="waits for tiles"):
+        h.apply(g.legal_actions()[0])
     assert h.seed == b"" and h.hidden and not g.hidden
 
 
@@ -240,9 +242,8 @@ def test_a_reveal_contradicting_the_known_face_is_refused() -> None:
     # id of another face class is refused as well.
     action = next(a for a in h.legal_actions() if a.kind == A.VAULT and a.space == 1)
     g.apply(action)
-    with pytest.raises(NeedReveal) as need:
-        h.apply(action)
-    assert any(r.position == o1 and r.level is Level.TILE for r in need.value.reveals)
+    h.apply(action)
+    assert any(r.position == o1 and r.level is Level.TILE for r in h.needed_reveals())
     true_tile = g.tile_at(o1)
     wrong = next(t for t, s in h.setup.specs.items() if s.face_class(False) != known)
     with pytest.raises(RevealError, match="another order face"):
@@ -302,18 +303,23 @@ def test_a_face_class_has_only_as_many_tiles_as_the_box() -> None:
         h.reveal(h.orders[1], face)
 
 
-def test_need_reveal_leaves_the_state_unchanged() -> None:
+def test_an_action_waits_for_its_reveals_before_it_joins_the_history() -> None:
     g, h = set_up()
     action = next(a for a in h.legal_actions() if a.kind == A.VAULT)
-    before, legal, top = h.state_hash(), h.legal_actions(), h.stack[-1]
+    top, mover = h.stack[-1], h.to_move
     g.apply(action)
-    with pytest.raises(NeedReveal) as need:
+    h.apply(action)
+    # Applied once, waiting: nobody decides, the turn is still the mover's, the history is not
+    # yet changed, and nothing more can be applied.
+    assert h.pending.kind == REVEAL and h.to_move == mover and h.revealing == action
+    assert h.legal_actions() == [] and h.history == []
+    with pytest.raises(IllegalAction, match="waits for tiles"):
         h.apply(action)
-    assert h.state_hash() == before and h.legal_actions() == legal and h.history == []
-    # The new stack top is below the old one: only its face, the tile flipped down entirely.
-    levels = {(r.position, r.level) for r in need.value.reveals}
-    assert (h.stack[-2], Level.FACE) in levels and (top, Level.TILE) not in levels
-    assert set(need.value.reveals) <= set(h.needed_reveals())
+    # The old stack top went to O-space face up: its face was known; the new top is below it.
+    levels = {(r.position, r.level) for r in h.needed_reveals()}
+    assert (h.stack[-1], Level.FACE) in levels and (top, Level.FACE) not in levels
+    answering(h, g, lambda: None, random.Random(3), Counter())
+    assert h.history == [action] and h.revealing is None and h.legal_actions() == g.legal_actions()
 
 
 def test_hidden_canonical_state() -> None:

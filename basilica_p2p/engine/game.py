@@ -26,7 +26,7 @@ from .actions import Action
 from .cells import WIDTH, all_neighbours, format_cell, neighbours
 from .components import ALL_COLORS, JESTER, NO_RANK, RANK_NAME, Order, Ruleset
 from .errors import EngineError, IllegalAction
-from .hidden import Deck, Level, NeedReveal, Position, Reveal, RevealError, count_faces
+from .hidden import Deck, Level, Position, Reveal, RevealError, count_faces
 from .manifest import FaceClass, Manifest, TileSpec
 from .rng import FESTUM_REMOVAL, SHUFFLE, SeedStream, first_player, reshuffle_label, shuffled
 from .scoring import ScoringResult, score_cathedral, totals
@@ -65,6 +65,9 @@ PAID = "paid"  # D27: the opponent may pay for the paid option of PROMOTE/RECRUI
 CONFUSE_PAY = "confuse-pay"  # D20: the opponent may pay to choose the CONFUSE move
 CONFUSE_MOVE = "confuse-move"
 JESTER_COLORS = "jester"  # D24
+# A hidden deal (Game.new_hidden): the game waits for facts nobody has opened yet, which the
+# last action (or the setup) turned over; nobody decides until Game.reveal has given them all.
+REVEAL = "reveal"
 
 END_LAST_SCORING = "last-scoring"  # the scoring on the last crown space (the third by default, P10)
 END_STACK = "stack"
@@ -142,7 +145,11 @@ class Game:
         "reshuffles", "pawn", "scorings", "scores", "coins", "supply", "tokens",
         "altar_supply", "active", "actions", "last_placed", "turn", "pending",
         "jester_choices", "scoring_space", "over", "end_reason", "history",
-        "scoring_log", "events", "_legal", "_undo", "_cleanup_refill", "decks", "_attempt",
+        "scoring_log", "events", "_legal", "_undo", "_cleanup_refill", "decks",
+        # A hidden game waiting for reveals (pending REVEAL): what it waits for, the decision
+        # that comes once they are in, the action they complete (it joins the history then),
+        # and whether a redeal (D8) goes on with the tiles they open.
+        "_awaiting", "_after", "_revealing", "_redealing",
     )
 
     # --- construction ------------------------------------------------------
@@ -174,9 +181,10 @@ class Game:
 
         Every place holds :class:`Position` values of deal 0; ``first`` is the
         first player (0 or 1), which the commit-reveal seed may still draw.
-        Nothing is known yet: :meth:`needed_reveals` lists the order faces of
-        O1-O3 and the stack top and the tiles of V1-V3, to be opened with
-        :meth:`reveal` before the first action.
+        Nothing is known yet: the game waits (pending ``REVEAL``) and
+        :meth:`needed_reveals` lists the order faces of O1-O3 and the stack top
+        and the tiles of V1-V3, to be opened with :meth:`reveal` before the
+        first action.
         """
         if first not in (0, 1) or type(first) is not int:
             raise EngineError("the first player is 0 or 1")
@@ -195,6 +203,7 @@ class Game:
         g.stack = [Position(0, i) for i in range(kept)][::-1]
         g.out = [Position(0, i) for i in range(kept, size)]
         g._deal_market(first)
+        g._settle(g._due(), first)
         return g
 
     def _deal_market(self, first: int) -> None:
@@ -252,7 +261,10 @@ class Game:
         g._undo = []
         g._cleanup_refill = False
         g.decks = ()
-        g._attempt = None
+        g._awaiting = ()
+        g._after = None
+        g._revealing = None
+        g._redealing = False
         return g
 
     def clone(self) -> Game:
@@ -297,7 +309,10 @@ class Game:
         g._undo = []
         g._cleanup_refill = False
         g.decks = self.decks
-        g._attempt = self._attempt  # never changed in place, so it may be shared
+        g._awaiting = self._awaiting
+        g._after = self._after
+        g._revealing = self._revealing
+        g._redealing = self._redealing
         return g
 
     # --- read-only views ---------------------------------------------------
@@ -351,12 +366,8 @@ class Game:
         return action in self._legal
 
     def _generate(self) -> tuple[Action, ...]:
-        if self.over:
+        if self.over or self.pending.kind == REVEAL:
             return ()
-        if self.setup.hidden:
-            due = self._due()
-            if due:  # only before the setup's reveals: apply never leaves facts missing
-                raise NeedReveal(due)
         pend = self.pending
         kind = pend.kind
         if kind == MAIN:
@@ -541,34 +552,56 @@ class Game:
         return self.events[mark:]
 
     def _apply_hidden(self, action: Action) -> list[Event]:
-        """:meth:`apply` in a hidden game: all of it, or nothing and :class:`NeedReveal`.
+        """:meth:`apply` in a hidden game.
 
-        The action runs on the facts known; a new stack top, a tile turned
-        vault up or a redeal's new market may need facts nobody has opened.
-        Then the state goes back to how it was, and the attempt is kept: the
-        facts it lacks are due, and :meth:`reveal` checks them against it
-        (a reveal after a reshuffle belongs to a deal only the attempt has).
+        The action runs once, on the facts known: the positions it moves are
+        symbols, and what it turns over that nobody has opened yet (a new stack
+        top, a tile turned vault up, a redeal's new market) makes the game
+        wait, pending ``REVEAL``, for :meth:`reveal`.  The action joins the
+        history when every fact is in; a redeal, whose going on depends on its
+        new tiles (D8), goes on from there.
         """
-        snapshot = self.clone()
         self._legal = None
-        self.history.append(action)
         mark = len(self.events)
-        try:
-            try:
-                self._dispatch(action)
-            except _StackOut:
-                self._stack_out()
-            due = self._due()
-            if due:
-                raise NeedReveal(due)
-        except NeedReveal:
-            attempt = self.clone()
-            attempt._attempt = None
-            self._restore(snapshot)
-            self._attempt = attempt
-            raise
-        self._attempt = None
+        self._revealing = action
+        actor = self.pending.player
+        self._run(self._dispatch, action)
+        self._settle(self._due(), actor)
         return self.events[mark:]
+
+    def _run(self, step: Any, *args: Any) -> None:
+        """``step(*args)``; a draw from the second, empty stack ends the game there (D25)."""
+        try:
+            step(*args)
+        except _StackOut:
+            self._stack_out()
+
+    def _settle(self, due: tuple[Reveal, ...], player: int) -> None:
+        """Wait for ``due`` (what the state makes public and nobody has opened), or go on: the
+        redeal waiting for its tiles, then the action waiting for its reveals joins the history.
+        While it waits the game is pending ``REVEAL`` of ``player``, who took the action (or
+        moves first, at the setup): nobody decides, but the turn is still that player's."""
+        while True:
+            if due:
+                if self.pending.kind != REVEAL:
+                    self._after = self.pending
+                    self.pending = Pending(REVEAL, player)
+                self._awaiting = due
+                self._legal = None
+                return
+            if self.pending.kind == REVEAL:
+                assert self._after is not None
+                self.pending, self._after = self._after, None
+            self._awaiting = ()
+            self._legal = None
+            if not self._redealing:
+                break
+            self._redealing = False
+            self._run(self._redeal_goes_on)
+            due = self._due()
+        if self._revealing is not None:
+            self.history.append(self._revealing)
+            self._revealing = None
 
     def _restore(self, snapshot: Game) -> None:
         undo = self._undo
@@ -693,14 +726,21 @@ class Game:
             for k in range(3):
                 self.market[k] = self._draw()
             self.events.append(Event("redeal", "no vault tile fitted: V1-V3 were redealt (D8)"))
-            if self.setup.hidden:
-                # Whether the redeal goes on depends on the new tiles: open them first.
-                due = self._due()
-                if due:
-                    raise NeedReveal(due)
+            if self.setup.hidden and self._due():
+                # Whether the redeal goes on depends on the new tiles: it goes on once they
+                # are open (_settle).
+                self._redealing = True
+                return
             if self._vault_actions():
                 break
         self.pending = Pending(AFTER_REDEAL, self.active)
+
+    def _redeal_goes_on(self) -> None:
+        """A hidden game's redeal, its new tiles open: done if one fits, else another round."""
+        if self._vault_actions():
+            self.pending = Pending(AFTER_REDEAL, self.active)
+        else:
+            self._redeal()
 
     def _take_order(self, a: Action) -> None:
         space = a.space
@@ -819,7 +859,7 @@ class Game:
         pile = self.discard
         knowledge = [self.specs.get(p) for p in pile]
         if any(k is None for k in knowledge):  # pragma: no cover - every discard is face up or vault up
-            raise NeedReveal(self._due())
+            raise RevealError("a discarded tile whose face nobody has seen")
         shown = self.manifest.order_faces_show_crown
         faces = [k if isinstance(k, FaceClass) else k.face_class(shown) for k in knowledge]  # type: ignore[union-attr]
         known = frozenset(k.id for k in knowledge if isinstance(k, TileSpec))
@@ -866,35 +906,36 @@ class Game:
         return tuple(due)
 
     def needed_reveals(self) -> tuple[Reveal, ...]:
-        """What a hidden game waits for: the state's public slots not yet opened,
-        then what the last :meth:`apply` asked for (empty in a normal game)."""
-        if not self.setup.hidden:
-            return ()
-        due = self._due()
-        if self._attempt is None:
-            return due
-        return due + tuple(r for r in self._attempt._due() if r not in due)
+        """What a hidden game waits for (pending ``REVEAL``): the public slots not yet opened, in
+        a fixed order; empty when nothing is awaited (always in a game dealt from a seed)."""
+        return self._awaiting
+
+    @property
+    def revealing(self) -> Action | None:
+        """The action whose reveals the game waits for (None at the setup, or when not waiting)."""
+        return self._revealing
 
     def deal(self, number: int) -> Deck:
-        """What is public about deal ``number``, including one that only the last attempted
-        action began (the D11 reshuffle happens inside an action that waits for reveals)."""
-        for decks in (self.decks, self._attempt.decks if self._attempt is not None else ()):
-            if 0 <= number < len(decks):
-                return decks[number]
+        """What is public about deal ``number`` (the D11 reshuffle's is deal 1, made by the action
+        that drew the last tile, possibly while it waits for its reveals)."""
+        if 0 <= number < len(self.decks):
+            return self.decks[number]
         raise RevealError(f"there is no deal {number} (yet)")
 
     def known(self, position: Position) -> FaceClass | TileSpec | None:
         """What this hidden game knows of ``position``: nothing, its face class, or its tile."""
         return self.specs.get(position) if self.setup.hidden else None  # type: ignore[no-any-return]
 
-    def reveal(self, position: Position, fact: FaceClass | int) -> None:
+    def reveal(self, position: Position, fact: FaceClass | int) -> list[Event]:
         """Learn the order-face class (a :class:`FaceClass`) or the tile id of ``position``.
 
         Only a fact that is due (:meth:`needed_reveals`) is taken, and only if
         it fits what is known: the face class already seen, the number of
         tiles of that class in the deal, and no tile in two places.  Anything
         else raises :class:`RevealError` and changes nothing.  Revealing a
-        fact already known again does nothing.
+        fact already known again does nothing.  The last fact awaited lets the
+        game go on: the events of what then happens are returned (a redeal
+        going on, and the action that waited, now in the history).
         """
         if not self.setup.hidden:
             raise RevealError("a game dealt from a seed has no hidden tiles to reveal")
@@ -920,27 +961,27 @@ class Game:
                 return
             if isinstance(known, TileSpec):
                 raise RevealError(f"position {tuple(position)} is already known as tile {known.id}")
-        # The facts are checked against the state in which they are due.
-        ref = self
-        wanted = [r.level for r in self._due() if r.position == position]
-        if not wanted and self._attempt is not None:
-            ref = self._attempt
-            wanted = [r.level for r in ref._due() if r.position == position]
+        wanted = [r.level for r in self._awaiting if r.position == position]
         if not wanted:
             raise RevealError(f"position {tuple(position)} is not due to be revealed")
         if level is Level.TILE and Level.TILE not in wanted:
             raise RevealError(f"only the order face of position {tuple(position)} is public now")
         if known is None:
-            ref._check_face_count(position.deal, face)
+            self._check_face_count(position.deal, face)
         if tile is not None:
-            ref._check_tile_free(position, tile.id)
-        fact_known = tile if tile is not None else face
-        self.specs[position] = fact_known
-        if self._attempt is not None:
-            attempt = self._attempt.clone()  # copied, not changed: clones of this game share it
-            attempt.specs[position] = fact_known
-            self._attempt = attempt
+            self._check_tile_free(position, tile.id)
+        self.specs[position] = tile if tile is not None else face
         self._legal = None
+        specs = self.specs
+        # What is still awaited: a face, until anything of its position is known; a tile, until it is.
+        awaiting = tuple(r for r in self._awaiting if r.position not in specs
+                         or (r.level is Level.TILE and not isinstance(specs[r.position], TileSpec)))
+        if awaiting:
+            self._awaiting = awaiting
+            return []
+        mark = len(self.events)
+        self._settle((), self.pending.player)  # nothing moved since the wait began: nothing more is due
+        return self.events[mark:]
 
     def _check_face_count(self, deal: int, face: FaceClass) -> None:
         if not 0 <= deal < len(self.decks):
@@ -1084,6 +1125,8 @@ class Game:
         pend = self.pending
         if not isinstance(a, Action):
             return IllegalAction("§5", f"not an action: {a!r}")
+        if pend.kind == REVEAL:
+            return IllegalAction("§5b", "the game waits for tiles to be turned over before anyone decides")
         expected = {
             MAIN: (A.VAULT, A.BUILDER, A.ORDER, A.REDEAL, A.NONE),
             AFTER_REDEAL: (A.VAULT,),
@@ -1292,6 +1335,7 @@ def describe_pending(p: Pending) -> str:
         CONFUSE_PAY: "whether to pay to choose the CONFUSE move (D20)",
         CONFUSE_MOVE: "which opponent builder the CONFUSE order moves, and where (D20)",
         JESTER_COLORS: "the extra colour of each of their Jesters (D24)",
+        REVEAL: "nothing until the tiles just turned over are revealed",
     }[p.kind]
 
 

@@ -4,9 +4,10 @@ In a hidden game (``Game.new_hidden``) neither engine knows the stack.  The
 stack, the order row, the market and every other place hold
 :class:`Position` values, slots of a deal, instead of tile ids, and the
 engine learns a position's order face or its identity only when the rules
-make it public, through ``Game.reveal``.  When carrying out an action needs a
-fact nobody has opened yet, ``Game.apply`` raises :class:`NeedReveal` naming
-every fact it can tell it needs, and leaves the state as it was.
+make it public, through ``Game.reveal``.  When an action turns over a fact
+nobody has opened yet, the game waits for it (pending ``REVEAL``;
+``Game.needed_reveals`` lists what), and goes on once ``Game.reveal`` has
+given every fact.
 """
 
 from __future__ import annotations
@@ -77,21 +78,8 @@ def count_faces(faces: list[FaceClass]) -> tuple[tuple[FaceClass, int], ...]:
     return tuple(sorted(counts.items(), key=lambda item: item[0].to_list()))
 
 
-class NeedReveal(Exception):
-    """``apply`` (or a view of the state) needs facts that are not open yet.
-
-    Not an :class:`EngineError`: the action is legal and nothing is wrong;
-    the caller opens every listed fact (``Game.reveal``) and tries again.
-    """
-
-    def __init__(self, reveals: tuple[Reveal, ...]) -> None:
-        listed = ", ".join(f"{r.level.value} of {tuple(r.position)}" for r in reveals)
-        super().__init__(f"these tiles must be revealed first: {listed}")
-        self.reveals = reveals
-
-
 class RevealError(EngineError):
     """A reveal that the engine refuses: not due, or contradicting what it knows."""
 
 
-__all__ = ["Deck", "Level", "NeedReveal", "Position", "Reveal", "RevealError", "count_faces"]
+__all__ = ["Deck", "Level", "Position", "Reveal", "RevealError", "count_faces"]

@@ -25,8 +25,8 @@ from . import actions as A
 from .actions import Action
 from .cells import format_cell
 from .components import RANK_LETTER, Order, format_colors
-from .game import JESTER_COLORS, Game, Options, Pending, _Setup
-from .hidden import NeedReveal
+from .game import JESTER_COLORS, REVEAL, Game, Options, Pending, _Setup
+from .errors import EngineError
 from .manifest import Manifest
 
 
@@ -194,10 +194,9 @@ def observe(g: Game, player: int) -> Observation:
     """The view of ``player`` (0 or 1): every public fact, nothing hidden (§9)."""
     if player not in (0, 1):
         raise ValueError("player is 0 or 1")
-    if g.setup.hidden:
-        due = g._due()
-        if due:  # a hidden game before its setup reveals: the public faces are not known yet
-            raise NeedReveal(due)
+    if g.pending.kind == REVEAL:
+        # A hidden game waiting for reveals: the faces its public places show are not known yet.
+        raise EngineError("the game waits for tiles to be revealed: nothing can be observed until then")
     other = 1 - player
     history = g.history
     if other in g.jester_choices and not g.over and g.pending.kind == JESTER_COLORS and history \

@@ -3,8 +3,8 @@
 Importing this module registers the game.  It is an imperfect-information
 game with explicit chance: the engine's hidden deal (``Game.new_hidden``)
 holds positions, not tiles, and whenever the rules turn a tile up (an order
-face, or a vault face), the engine asks for that fact (``NeedReveal``) and a
-chance node supplies it.  So every draw is a chance outcome, drawn with the
+face, or a vault face), the engine waits for that fact (``Game.needed_reveals``)
+and a chance node supplies it.  So every draw is a chance outcome, drawn with the
 probability the shuffle gives it, and no state holds a tile before the rules
 show it.  The first player is the first chance outcome.
 
@@ -36,7 +36,7 @@ except ImportError:  # pragma: no cover - exercised in a venv without the extra
         "basilica_p2p.env.spiel needs OpenSpiel from the [rl] extra: pip install 'basilica-p2p[rl]'"
     ) from None
 
-from ..engine import Game, NeedReveal, Observation, TileSpec, default_manifest, format_action, observe
+from ..engine import REVEAL, Game, Observation, TileSpec, default_manifest, format_action, observe
 from ..engine.components import format_colors
 from ..engine.hidden import Level, Reveal
 from ..engine.manifest import FaceClass
@@ -127,8 +127,6 @@ class BasilicaState(pyspiel.State):  # type: ignore[misc]
         super().__init__(game)
         self._bg = game
         self._engine = _Engine(None)  # no game until the first player is drawn
-        self._waiting: Any = None  # the chosen action, while the tiles it turns up are drawn
-        self._due: tuple[Reveal, ...] = ()
         # In a secret Jester round, after the first choice: the game before it, and who chose (D24).
         self._secret: tuple[_Engine, int] | None = None
         # Public events in order, (history length, text): the reveals between actions.
@@ -137,6 +135,12 @@ class BasilicaState(pyspiel.State):  # type: ignore[misc]
     @property
     def engine(self) -> Game | None:
         return self._engine.game
+
+    @property
+    def _due(self) -> tuple[Reveal, ...]:
+        """The facts the game waits for (the tiles the last action turned up): chance's to give."""
+        g = self._engine.game
+        return g.needed_reveals() if g is not None else ()
 
     # --- the pyspiel API ---------------------------------------------------
 
@@ -164,24 +168,14 @@ class BasilicaState(pyspiel.State):  # type: ignore[misc]
     def _apply_action(self, action: int) -> None:
         g = self.engine
         if g is None:
-            g = self._engine.game = Game.new_hidden(self._bg.manifest, self._bg.options, int(action))
+            self._engine.game = Game.new_hidden(self._bg.manifest, self._bg.options, int(action))
             self.reveals.append((0, f"player {int(action) + 1} begins"))
-            self._due = g.needed_reveals()
-            return
-        if self._due:
+        elif self._due:
             self._reveal(self._due[0], int(action))
-            self._due = g.needed_reveals()
-            if self._due or self._waiting is None:
-                return
-            act, self._waiting = self._waiting, None
         else:
             act = self._decode(int(action))
             self._secret = (_Engine(g.clone()), g.to_move) if g.secret_jester_round() else None  # type: ignore[arg-type]
-        try:
             g.apply(act)
-        except NeedReveal:
-            self._waiting = act
-            self._due = g.needed_reveals()
 
     def resample_from_infostate(self, player_id: int, probability_sampler: Any) -> BasilicaState:
         """A state ``player_id`` cannot tell from this one (for OpenSpiel's ISMCTS).
@@ -269,16 +263,14 @@ class BasilicaState(pyspiel.State):  # type: ignore[misc]
         g = self.engine
         assert g is not None
         bg = self._bg
-        # The facts an action asks for belong to the state after it: the engine's attempt.
-        ref = g._attempt if g._attempt is not None else g  # noqa: SLF001
         d = r.position.deal
-        decks = ref.decks
+        decks = g.decks
         shown = bg.manifest.order_faces_show_crown
-        known = ref.specs.get(r.position)
+        known = g.specs.get(r.position)
         face_of = {}  # how many slots of deal d have each face, and have each face identified
         ident_of: dict[FaceClass, int] = {}
         placed: set[int] = set()
-        for p, k in ref.specs.items():
+        for p, k in g.specs.items():
             f = k if isinstance(k, FaceClass) else k.face_class(shown)
             if isinstance(k, TileSpec):
                 placed.add(k.id)
@@ -320,12 +312,10 @@ class BasilicaState(pyspiel.State):  # type: ignore[misc]
     # --- what a player knows -----------------------------------------------
 
     def observation_of(self, player: int) -> Observation | None:
-        if self.engine is None:
-            return None
-        try:
-            return observe(self.engine, player)
-        except NeedReveal:
-            return None  # the setup's tiles are not all turned up yet
+        g = self.engine
+        if g is None or g.pending.kind == REVEAL:
+            return None  # the tiles just turned up are not all known yet
+        return observe(g, player)
 
     def history_text(self, player: int) -> str:
         """The public history as ``player`` knows it: actions in notation, reveals in words."""

@@ -25,7 +25,7 @@ from typing import Any
 
 from .. import safefile
 from ..describe import describe_action, describe_shuffle
-from ..engine import (Action, Event, FaceClass, Game, Level, Manifest, NeedReveal, Position, Ruleset, TileSpec, format_cell,
+from ..engine import (Action, Event, FaceClass, Game, Level, Manifest, Position, Ruleset, TileSpec, format_cell,
                       observe, parse_action)
 from ..engine.components import COLOR_LETTER, COLOR_NAME, RANK_LETTER, RANK_NAME, color_count, format_colors
 from ..engine.game import describe_pending
@@ -161,20 +161,20 @@ def _apply(g: Game, action: Action, facts: dict[Position, FaceClass | TileSpec],
     """``g.apply(action)``; a hidden deal's game is given what the action turns over, as the
     players' reveals opened it, at exactly the level asked, so the state hash stays theirs."""
     shown = g.manifest.order_faces_show_crown
-    while True:
-        boards.clear()  # a try that waits for reveals runs its scorings again on the next try
-        try:
-            return g.apply(action)
-        except NeedReveal as e:
-            for r in e.reveals:
-                known = facts.get(r.position)
-                if known is None:  # pragma: no cover - walk saw every reveal the referee made
-                    raise ViewerError(f"the replay never opens {r.position}") from None
-                if r.level is Level.TILE:
-                    assert isinstance(known, TileSpec)
-                    g.reveal(r.position, known.id)
-                else:
-                    g.reveal(r.position, known.face_class(shown) if isinstance(known, TileSpec) else known)
+    boards.clear()
+    mark = len(g.events)
+    g.apply(action)
+    while g.needed_reveals():
+        for r in g.needed_reveals():
+            known = facts.get(r.position)
+            if known is None:  # pragma: no cover - walk saw every reveal the referee made
+                raise ViewerError(f"the replay never opens {r.position}") from None
+            if r.level is Level.TILE:
+                assert isinstance(known, TileSpec)
+                g.reveal(r.position, known.id)
+            else:
+                g.reveal(r.position, known.face_class(shown) if isinstance(known, TileSpec) else known)
+    return g.events[mark:]
 
 
 def _names_from_hellos(records: list[bytes], header_names: tuple[str, str]) -> tuple[str, str]:

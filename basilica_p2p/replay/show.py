@@ -57,12 +57,14 @@ def walk(path: Path, manifests: dict[str, Manifest]) -> Walk:
     error = ""
     facts: dict[Position, FaceClass | TileSpec] = {}
     takebacks: list[TakeBackNote] = []
+    mark = 0  # where the events of the next move begin: a hidden deal's move waits for its reveals
     for i, raw in enumerate(replay.records, start=1):
         g = ref.game
         before = len(g.history) if g else 0
         turn = g.turn if g else 0
         mover = g.to_move if g else None
-        events_before = len(g.events) if g else 0
+        if g is not None and not g.needed_reveals():
+            mark = len(g.events)
         try:
             env = open_envelope(raw)
             ref.feed(env)
@@ -85,7 +87,7 @@ def walk(path: Path, manifests: dict[str, Manifest]) -> Walk:
         if len(g.history) > before:
             assert mover is not None
             moves.append(Move(before, turn, mover, format_action(g.history[-1]), g.state_hash(),
-                              tuple(g.events[events_before:]), g.clone()))
+                              tuple(g.events[mark:]), g.clone()))
     return Walk(replay, moves, start, error, ref.outcome, facts, takebacks)
 
 
