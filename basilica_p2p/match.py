@@ -31,6 +31,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Table
 
+from .agent import HearsResults
 from .bots import Bot, BotFailed, bot_rng_seed, checked_choose, close_bot, make_bot
 from .identity import Identity
 from .engine import (
@@ -46,6 +47,8 @@ from .engine import (
     observe,
 )
 from .referee import HIDDEN_DEAL, SCHEMES
+from .replay.local import Forfeit
+from .seat import SeatSecrets
 from .wire import SHUFFLE_SCHEME
 
 PROGRESS_AFTER_SECONDS = 0.5  # a bar for anything longer than a moment, nothing for quick runs
@@ -99,32 +102,42 @@ LOCAL_SEATS = (
 )
 
 
+# Told each move of a game a match shows (--log): turn, player (0 or 1), notation, what the rules did.
+MoveLog = Callable[[int, int, str, "list[Event]"], None]
+
+
 def play_face_down(manifest: Manifest, options: Options, seed: bytes, bots: tuple[Bot, Bot],
-                   on_action: Callable[[Game, int, int, str, list[Event]], None] | None = None) -> Game:
+                   log: MoveLog | None = None) -> tuple[Game, Forfeit | None]:
     """:func:`play_game` with the stack dealt face down by ``sra-p256-v1``.
 
-    The hidden deal exists only as the protocol between two referees, so the
-    game is played through :func:`~basilica_p2p.replay.local.play_recorded`
-    into a temporary file that is deleted afterwards.  Its game id, nonces,
-    deal secrets and Jester salts are derived from ``seed``: the same seed
-    gives the same game.  A bot's failure raises :class:`BotFailed` with its
-    ``game`` set, as play_game does.
+    The hidden deal exists only as the protocol between two seats, so the game
+    is played by :func:`play_protocol` into a temporary file that is deleted
+    afterwards.  Its game id, nonces, deal secrets and Jester salts are derived
+    from ``seed``: the same seed gives the same game.
     """
-    from .replay.local import play_recorded
-
+    secrets = (SeatSecrets(_derived(seed, b"nonce 1"), None, _derived(seed, b"secret 1")),
+               SeatSecrets(_derived(seed, b"nonce 2"), None, _derived(seed, b"secret 2")))
     salts = (_derived(seed, b"salt %d" % n) for n in range(1_000_000))
-    checked = (_Checked(bots[0]), _Checked(bots[1]))
     with tempfile.TemporaryDirectory(prefix="basilica-deal-") as tmp:
-        path = Path(tmp) / "game.replay"
-        try:
-            return play_recorded(path, manifest, options, LOCAL_SEATS, checked,  # type: ignore[arg-type]
-                                 nonces=(_derived(seed, b"nonce 1"), _derived(seed, b"nonce 2")),
-                                 game_id=_derived(seed, b"game"), salts=lambda: next(salts), on_action=on_action,
-                                 shuffle=HIDDEN_DEAL,
-                                 deal_secrets=(_derived(seed, b"secret 1"), _derived(seed, b"secret 2")))
-        except BotFailed as e:
-            e.game = resign_in_replay(path, manifest, LOCAL_SEATS, e)
-            raise
+        return play_protocol(Path(tmp) / "game.replay", manifest, options, LOCAL_SEATS, bots, HIDDEN_DEAL, log,
+                             game_id=_derived(seed, b"game"), secrets=secrets, salts=lambda: next(salts))
+
+
+def play_protocol(path: Path, manifest: Manifest, options: Options, identities: tuple[Identity, Identity],
+                  bots: tuple[Bot, Bot], shuffle: str, log: MoveLog | None = None, **fixed: Any,
+                  ) -> tuple[Game, Forfeit | None]:
+    """One game with the whole protocol between two local seats, recorded at ``path``; a bot that
+    fails resigns, signed, so the replay is a finished game either way.  ``fixed``: the game id,
+    secrets and salts of a game that must come out the same every time."""
+    from .replay.local import play_both_seats
+    from .seat import MoveApplied, SeatEvent
+
+    def watch(event: SeatEvent) -> None:
+        if log is not None and isinstance(event, MoveApplied):
+            log(event.turn, event.mover, format_action(event.action), list(event.events))
+
+    played = play_both_seats(path, manifest, options, identities, bots, shuffle=shuffle, watch=watch, **fixed)
+    return played.game, played.forfeit
 
 
 def play_game(
@@ -156,24 +169,34 @@ def play_game(
     return g
 
 
-def outcome(g: Game, failure: BotFailed | None = None) -> tuple[int | None, str]:
+def play_engine_game(manifest: Manifest, options: Options, seed: bytes, bots: tuple[Bot, Bot],
+                     log: MoveLog | None = None) -> tuple[Game, Forfeit | None]:
+    """:func:`play_game`, a bot's failure a :class:`Forfeit` (the game as it stood then)."""
+    try:
+        return play_game(manifest, options, seed, bots, None if log is None else
+                         (lambda g, turn, p, text, events: log(turn, p, text, events))), None
+    except BotFailed as e:
+        assert e.player is not None
+        return e.game, Forfeit(e.player, e.reason, str(e))
+
+
+def outcome(g: Game, failure: Forfeit | None = None) -> tuple[int | None, str]:
     """(winner 0 or 1 or None, end) of a game that ended on the board or by a bot's failure."""
     if failure is not None:
-        assert failure.player is not None
         return 1 - failure.player, f"{FORFEIT}: {failure.reason}"
     return g.winner(), g.end_reason
 
 
-def finish_bots(bots: tuple[Bot, Bot], g: Game | None, failure: BotFailed | None = None) -> None:
-    """Tell the bots that want it how the game ended, then stop any bot programs."""
+def finish_bots(bots: tuple[Bot, Bot], g: Game | None, failure: Forfeit | None = None, told: bool = False) -> None:
+    """Tell the bots that want it how the game ended (unless the game's seats ``told`` them), then
+    stop any bot programs."""
     try:
-        if g is not None and (g.over or failure is not None):
+        if not told and g is not None and (g.over or failure is not None):
             winner, end = outcome(g, failure)
             for b in bots:
-                over = getattr(b, "game_over", None)
-                if callable(over):
+                if isinstance(b, HearsResults):
                     try:
-                        over((g.scores[0], g.scores[1]), winner, end)
+                        b.game_over((g.scores[0], g.scores[1]), winner, end)
                     except Exception:
                         pass  # only news for the bot
     finally:
@@ -181,7 +204,7 @@ def finish_bots(bots: tuple[Bot, Bot], g: Game | None, failure: BotFailed | None
             close_bot(b)
 
 
-def record(number: int, seed: bytes, g: Game, keep_moves: bool = False, failure: BotFailed | None = None) -> GameRecord:
+def record(number: int, seed: bytes, g: Game, keep_moves: bool = False, failure: Forfeit | None = None) -> GameRecord:
     w, end = outcome(g, failure)
     return GameRecord(
         number=number,
@@ -322,7 +345,7 @@ def run_match(
     task = None
     started = time.monotonic()
 
-    def show(g: Game, turn: int, player: int, text: str, events: list[Event]) -> None:
+    def show(turn: int, player: int, text: str, events: list[Event]) -> None:
         out.print(f"  turn {turn:>2}  P{player + 1}  {text}", markup=False)
         for e in events:
             out.print(f"           {e.detail}", markup=False)
@@ -334,36 +357,26 @@ def run_match(
             if log:
                 out.print(f"game {i + 1}: {config.p1} (P1) vs {config.p2} (P2)")
             g: Game | None = None
-            failure: BotFailed | None = None
+            failure: Forfeit | None = None
+            seated = replay_dir is not None or config.shuffle != COMMIT_REVEAL  # the seats tell the bots the end
             try:
                 if replay_dir is not None:
                     assert identities is not None
-                    from .replay.local import play_recorded
-
                     path = replay_dir / f"match-{i + 1:04d}-{os.urandom(4).hex()}.replay"
-                    try:
-                        g = play_recorded(path, manifest, options, identities, (_Checked(bots[0]), _Checked(bots[1])),
-                                          on_action=show if log else None, shuffle=config.shuffle)
-                    except BotFailed as e:
-                        failure = e
-                        g = resign_in_replay(path, manifest, identities, e)
+                    g, failure = play_protocol(path, manifest, options, identities, bots, config.shuffle,
+                                               show if log else None)
                     summary.replays.append(str(path))
                     seed = g.seed or seed  # a hidden deal has no seed: its bots' seeds come from ours
                 else:
-                    play = play_game if config.shuffle == COMMIT_REVEAL else play_face_down
-                    try:
-                        g = play(manifest, options, seed, bots, show if log else None)
-                    except BotFailed as e:
-                        failure = e
-                        g = e.game
+                    play = play_engine_game if config.shuffle == COMMIT_REVEAL else play_face_down
+                    g, failure = play(manifest, options, seed, bots, show if log else None)
             finally:
-                finish_bots(bots, g, failure)
+                finish_bots(bots, g, failure, told=seated and g is not None)
             assert g is not None
             if failure is not None:
-                assert failure.player is not None
                 winner = 1 - failure.player
                 console = bar.console if bar is not None else Console(stderr=True, highlight=False)
-                console.print(f"game {i + 1}: {failure}; player {winner + 1} wins by forfeit", markup=False,
+                console.print(f"game {i + 1}: {failure.summary}; player {winner + 1} wins by forfeit", markup=False,
                               soft_wrap=True)
             summary.games.append(record(i + 1, seed, g, keep_moves, failure))
             if progress and bar is None and i + 1 < config.games and time.monotonic() - started > PROGRESS_AFTER_SECONDS:
@@ -379,38 +392,3 @@ def run_match(
         if bar is not None:
             bar.stop()
     return summary
-
-
-class _Checked:
-    """A bot whose every failure is a :class:`BotFailed` (for callers that call ``choose`` directly)."""
-
-    def __init__(self, bot: Bot) -> None:
-        self.bot = bot
-        self.name = getattr(bot, "name", "bot")
-
-    def choose(self, obs: Any, legal: Any) -> Any:
-        return checked_choose(self.bot, obs, legal)
-
-
-def resign_in_replay(path: Path, manifest: Manifest, identities: tuple[Identity, Identity], failure: BotFailed) -> Game:
-    """End a recorded game whose bot failed: its side's signed forfeit (a resignation) is
-    appended, so the replay is a finished, verifiable game.  Returns the game as it stood."""
-    from .replay.file import ReplayWriter
-    from .replay.verify import referee_for
-    from .wire import open_envelope, seal
-
-    assert failure.player is not None
-    loser = failure.player
-    writer, replay = ReplayWriter.open_append(path)
-    try:
-        ref = referee_for(replay, {manifest.hash: manifest})
-        for raw in replay.records:
-            ref.feed(open_envelope(raw))
-        env = seal(identities[loser].key, ref.spec.game, ref.seq, ref.prev, "forfeit",
-                   {"loser": loser + 1, "reason": failure.reason})
-        ref.feed(env)
-        writer.append(env.raw)
-    finally:
-        writer.close()
-    assert ref.game is not None
-    return ref.game

@@ -143,6 +143,20 @@ class Referee:
             return self._jester[player][0]
         return len(self.game.history) + self._jester_order.index(player)
 
+    @property
+    def takeback_asked(self) -> tuple[int, int] | None:
+        """A takeback asked and not yet signed by the other player: (asker, ply to go back to)."""
+        return self._takeback
+
+    def takeback_target(self, asker: int, moves: int) -> int | None:
+        """The ply ``asker`` (0 or 1) would go back to, undoing ``moves`` of its own decisions
+        (at least one, at most all); None when it has made none yet."""
+        g = self.game
+        mine = [ply for ply, who in self._points if asker in who and g is not None and ply < len(g.history)]
+        if not mine:
+            return None
+        return mine[-min(max(1, moves), len(mine))]
+
     def expected(self) -> str:
         """What the referee waits for next, in words."""
         if self.outcome is not None:

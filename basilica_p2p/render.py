@@ -6,15 +6,19 @@ picture never reveals hidden information.
 
 from __future__ import annotations
 
-from .engine import Game, ScoringResult
+from .engine import Game, Observation, ScoringResult, observe
 
 
 def render_board(g: Game, names: tuple[str, str] = ("player 1", "player 2")) -> str:
     """The board as the terminal client draws it, in plain text, from the public view only."""
-    from .engine import observe
+    return render_view(observe(g, 0), names)
+
+
+def render_view(view: Observation, names: tuple[str, str] = ("player 1", "player 2")) -> str:
+    """A view of the board, as the terminal client draws it, in plain text."""
     from .tui.screen import board_lines
 
-    return "\n".join(line.plain.rstrip() for line in board_lines(observe(g, 0), names, max_rows=40, you=False))
+    return "\n".join(line.plain.rstrip() for line in board_lines(view, names, max_rows=40, you=False))
 
 
 def render_scoring(result: ScoringResult, number: int, names: tuple[str, str] = ("player 1", "player 2")) -> str:

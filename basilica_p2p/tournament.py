@@ -39,9 +39,10 @@ from itertools import combinations
 from pathlib import Path
 from typing import Any, NoReturn, Protocol, TypeVar
 
-from .bots import BotFailed, bot_rng_seed, make_bot
+from .bots import bot_rng_seed, make_bot
 from .engine import Game, Options, default_manifest
-from .match import COMMIT_REVEAL, FORFEIT, finish_bots, game_seed, outcome, play_face_down, play_game
+from .match import COMMIT_REVEAL, FORFEIT, finish_bots, game_seed, outcome, play_engine_game, play_face_down
+from .replay.local import Forfeit
 from .safefile import write_atomically
 
 ELO_SCALE = 400.0
@@ -84,16 +85,13 @@ def play_pairing(p: Pairing) -> Result:
     seed = game_seed(p.seed_text, p.number)
     bots = (make_bot(p.p1, manifest, bot_rng_seed(seed, 0)), make_bot(p.p2, manifest, bot_rng_seed(seed, 1)))
     g: Game | None = None
-    failure: BotFailed | None = None
+    failure: Forfeit | None = None
     try:
-        try:
-            play = play_game if p.shuffle == COMMIT_REVEAL else play_face_down
-            g = play(manifest, p.options, seed, bots)
-        except BotFailed as e:
-            failure = e
-            g = e.game
+        play = play_engine_game if p.shuffle == COMMIT_REVEAL else play_face_down
+        g, failure = play(manifest, p.options, seed, bots)
     finally:
-        finish_bots(bots, g, failure)  # a bot program never outlives its game
+        # A bot program never outlives its game; a face-down game's seats told the bots its end.
+        finish_bots(bots, g, failure, told=p.shuffle != COMMIT_REVEAL and g is not None)
     assert g is not None
     w, end = outcome(g, failure)
     return Result(p.p1, p.p2, p.number, (g.scores[0], g.scores[1]), None if w is None else (p.p1, p.p2)[w], end)

@@ -175,7 +175,7 @@ def test_leaving_asks_first_and_is_a_forfeit(tmp_path: Path) -> None:
             assert not isinstance(app.screen, Question) and not app.finished
             await pilot.press("ctrl+c", "ctrl+c")  # a second Ctrl-C answers yes, as at the prompt
             await until(pilot, lambda: app.finished, "the forfeit")
-        assert isinstance(app.result.forfeit, Resign)
+        assert app.result.forfeit is not None and app.result.forfeit.reason == "left the game"
         assert app.result.forfeit.player == 0
         assert verify_file(app.result.replay, {MANIFEST.hash: MANIFEST}).ok
 

@@ -580,7 +580,7 @@ def test_a_match_with_a_cmd_bot_and_no_seed_uses_one_the_bot_cannot_guess() -> N
 
 
 def test_a_long_bot_label_is_shortened_in_the_recorded_reason_before_what_it_did() -> None:
-    from basilica_p2p.bots.external import REASON_LIMIT
+    from basilica_p2p.agent import REASON_LIMIT
 
     what = "broke the protocol: expected 'action <notation>', got 'hello world'"
     label = "cmd:/usr/bin/python3 /very/" + "deep/" * 40 + "bad.py"

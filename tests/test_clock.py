@@ -268,10 +268,10 @@ def test_the_clock_fields_on_the_wire(type_: str, body: dict[str, Any], ok: bool
 
 
 def test_a_hello_with_a_clock_is_the_hello_with_one_more_field() -> None:
-    from basilica_p2p.replay.local import hello_body
+    from basilica_p2p.seat import hello_body
     from basilica_p2p.wire import check_body
 
-    body = hello_body(ALICE, OPTIONS, MANIFEST, clock=TimeControl(15, 10))
+    body = hello_body(ALICE.name, OPTIONS, MANIFEST, "commit-reveal-v1", TimeControl(15, 10))
     check_body("hello", body)
     assert body["protocol"] == 2 and body["clock"] == [15, 10]
     with pytest.raises(ProtocolError):
@@ -284,7 +284,8 @@ def test_after_an_undo_the_claim_on_time_names_the_last_signed_figure(tmp_path: 
     """Time spent before an undo stays spent but is never signed: the claim the terminal reports
     must name the loser's last *signed* figure, as verify reads it (a new player saw 0:00.0 on the
     terminal and 0:44 in verify)."""
-    from basilica_p2p.replay.local import play_recorded
+    from basilica_p2p.replay.local import play_both_seats
+    from basilica_p2p.seat import SeatSecrets
 
     class Person:
         """The person takes 8 s over each decision (an undo too); the bot none."""
@@ -304,13 +305,12 @@ def test_after_an_undo_the_claim_on_time_names_the_last_signed_figure(tmp_path: 
     person = Person()
     person.inner.begin_game(0, ("alice", "bob"), MANIFEST)
     person.inner.takebacks = True  # as play_local sets it against a bot
-    claims: list[TimeClaim] = []
     path = tmp_path / "undo.replay"
-    play_recorded(path, MANIFEST, OPTIONS, (ALICE, BOB), (person, RandomBot(3)),  # type: ignore[arg-type]
-                  nonces=(bytes([1]) * 32, bytes([2]) * 32), game_id=bytes(32), clock=TimeControl(1, 0),
-                  now=lambda: person.t, on_flag=claims.append)
+    played = play_both_seats(path, MANIFEST, OPTIONS, (ALICE, BOB), (person, RandomBot(3)),
+                             secrets=(SeatSecrets(bytes([1]) * 32), SeatSecrets(bytes([2]) * 32)), game_id=bytes(32),
+                             clock=TimeControl(1, 0), now=lambda: person.t)
     v = verify_file(path)
     assert v.ok, v.error
     assert "takeback" in v.line() and v.outcome is not None and v.outcome.time is not None
     # Six decisions leave 12 s, signed; the undo spends 8 of them unsigned; the next decision flags.
-    assert claims == [v.outcome.time] and (v.outcome.time.signed, v.outcome.time.left) == (12_000, 4_000)
+    assert played.on_time == v.outcome.time and (v.outcome.time.signed, v.outcome.time.left) == (12_000, 4_000)

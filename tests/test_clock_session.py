@@ -16,6 +16,7 @@ import pytest
 import trio
 import trio.testing
 
+from basilica_p2p.agent import AgentBase, Decision, Traits
 from basilica_p2p.bots import RandomBot
 from basilica_p2p.clock import ClockView, TimeControl
 from basilica_p2p.net.session import (
@@ -30,6 +31,7 @@ from basilica_p2p.net.session import (
     play_one_game,
 )
 from basilica_p2p.referee import HIDDEN_DEAL
+from basilica_p2p.seat import Ask, ClocksChanged, SeatEvent
 from basilica_p2p.replay.file import read_replay
 from basilica_p2p.replay.verify import verify_file
 from basilica_p2p.wire import open_envelope, seal
@@ -45,21 +47,23 @@ T = Timeouts(handshake=20.0, ping_interval=5.0, idle=30.0, frame=10.0)
 
 @pytest.fixture(autouse=True)
 def _thinking_takes_virtual_time(monkeypatch: pytest.MonkeyPatch) -> None:
-    """A blocking agent's decision runs inline, after sleeping its ``think`` seconds of
-    virtual time (cancellable, as a person at the prompt is when the clock runs out)."""
+    """A blocking agent's decision (``agent.choose(ask)`` in a worker thread) runs inline, after
+    sleeping its ``think`` seconds of virtual time (cancellable, as a person at the prompt is
+    when the clock runs out)."""
 
     async def run_sync(fn: Callable[..., Any], *args: Any, abandon_on_cancel: bool = False, **kw: Any) -> Any:
-        think = getattr(args[0], "think", 0.0) if args else 0.0
-        await trio.sleep(think(args[1]) if callable(think) else think)
+        agent = getattr(fn, "__self__", None)
+        think = agent.think if isinstance(agent, (Slow, Never)) else 0.0
+        await trio.sleep(think(args[0].view) if callable(think) else think)
         return fn(*args)
 
     monkeypatch.setattr(trio.to_thread, "run_sync", run_sync)
 
 
-class Slow:
+class Slow(AgentBase):
     """A person who takes ``think`` seconds over every decision and watches the clocks."""
 
-    blocking = True
+    traits = Traits(blocking=True)
 
     def __init__(self, think: float, seed: int = 5) -> None:
         self.think = think
@@ -67,11 +71,12 @@ class Slow:
         self.bot = RandomBot(seed)
         self.views: list[ClockView] = []
 
-    def choose(self, obs: Any, legal: list[Any]) -> Any:
-        return self.bot.choose(obs, legal)
+    def choose(self, ask: Ask) -> Decision:
+        return self.bot.choose(ask.view, list(ask.legal))
 
-    def show_clocks(self, view: ClockView) -> None:
-        self.views.append(view)
+    def observe(self, event: SeatEvent) -> None:
+        if isinstance(event, ClocksChanged):
+            self.views.append(event.view)
 
 
 async def two_sides(tmp_path: Path, settings: tuple[Settings, Settings], agents: tuple[Any, Any],
@@ -181,18 +186,18 @@ async def test_a_silent_peer_is_claimed_on_time_after_its_clock_and_the_lag(
 SLOW_FROM = 3  # the turn from which Never thinks long
 
 
-class Never:
+class Never(AgentBase):
     """A person quick at first, then thinking far longer than any test waits: the peer's
     claim comes meanwhile."""
 
-    blocking = True
+    traits = Traits(blocking=True)
     name = "never"
 
     def think(self, obs: Any) -> float:
         return 1000.0 if obs.turn >= SLOW_FROM else 0.0
 
-    def choose(self, obs: Any, legal: list[Any]) -> Any:
-        return legal[0]
+    def choose(self, ask: Ask) -> Decision:
+        return ask.legal[0]
 
 
 @pytest.mark.parametrize(("settings", "body", "words"), [
@@ -321,8 +326,9 @@ async def test_after_a_resume_each_clock_goes_on_from_its_owners_last_signed_fig
                   clock=TimeControl(30, 1), now=lambda: next(reads) * 0.25)
     side, seat = side_from_replay(path, known_manifests(), BOB)
     side.writer.close()
-    assert seat == 1 and side.clocks is not None and side.clocks.me == 1
+    clocks = side.seat.clocks
+    assert seat == 1 and clocks is not None and clocks.me == 1
     envs = [open_envelope(r) for r in read_replay(path).records]
     last = {who: [e.body["clock"] for e in envs if e.type == "action" and e.sender == key][-1]
             for who, key in ((0, ALICE.public), (1, BOB.public))}
-    assert side.clocks.left == [last[0], last[1]] and last[0] != 30 * 60_000  # not the starting time
+    assert clocks.left == [last[0], last[1]] and last[0] != 30 * 60_000  # not the starting time

@@ -48,6 +48,7 @@ from basilica_p2p.replay.verify import verify_file
 from basilica_p2p.wire import open_envelope
 
 from basilica_p2p.referee import HIDDEN_DEAL
+from basilica_p2p.seat import SeatEvent
 
 from net_harness import ALICE, BOB, settings
 
@@ -217,7 +218,7 @@ def seeded_randomness(monkeypatch: pytest.MonkeyPatch, seed: str) -> None:
 
 async def play_pair(
     journal: Journal, folder: Path, agents: tuple[Any, Any], s: Settings = S,
-    on_move: Callable[[Game, int, int, str], None] | None = None,
+    watch: Callable[[SeatEvent], None] | None = None,
 ) -> tuple[GameReport, GameReport]:
     """One whole game of two real sides (player 1: ALICE in folder/p1, player 2: BOB in folder/p2),
     each with a session sidecar as `basilica host` / `join` keep one."""
@@ -230,7 +231,7 @@ async def play_pair(
                 "address": "127.0.0.1", "port": 1}
         try:
             reports[seat] = await play_one_game(conn, (ALICE, BOB)[seat], seat, s, agents[seat],
-                                                folder / f"p{seat + 1}", resume_info=info, on_move=on_move)
+                                                folder / f"p{seat + 1}", resume_info=info, watch=watch)
         finally:
             await conn.framed.aclose()
 
@@ -309,12 +310,12 @@ def assert_owner_only(paths: list[Path]) -> None:
 async def test_the_session_sidecar_is_owner_only_while_it_holds_secrets(tmp_path: Path, open_umask: None) -> None:
     seen: set[str] = set()
 
-    def look(game: Game, turn: int, player: int, action: str) -> None:
+    def look(event: SeatEvent) -> None:
         found = secret_files(tmp_path)
         assert_owner_only(found)
         seen.update(p.name for p in found)
 
-    reports = await play_pair([], tmp_path, (JesterBot(1), JesterBot(2)), on_move=look)
+    reports = await play_pair([], tmp_path, (JesterBot(1), JesterBot(2)), watch=look)
     assert_owner_only(secret_files(tmp_path))
     sidecars = {sidecar_path(r.replay).name for r in reports}
     assert sidecars <= seen, f"the sidecars {sidecars} were never there to check during the game (saw {seen})"

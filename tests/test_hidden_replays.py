@@ -287,14 +287,19 @@ def test_one_sides_replay_prefix_and_secret_hold_no_hidden_tile_at_the_first_dec
 
 
 def test_each_decision_of_a_hidden_game_is_told_once_applied_with_its_events(tmp_path: Path) -> None:
-    # `match --show` tells moves through on_action: a hidden decision may wait for its cards, so
-    # it is told at its acknowledgement, on the game it changed, with what it set off.
+    # `match --show` tells moves as the seat applies them: a hidden decision may wait for its
+    # cards, so it is told once they are open, with everything it set off.
     from basilica_p2p.engine import format_action
+    from basilica_p2p.replay.local import play_both_seats
+    from basilica_p2p.seat import MoveApplied, SeatEvent
 
-    told: list[tuple[int, str, str, list[str]]] = []
-    g = play_recorded(tmp_path / "g.replay", rb.manifest(), Options(), rb.PLAYERS, (RandomBot(5), RandomBot(6)),
-                      shuffle=HIDDEN, on_action=lambda game, turn, who, text, events: told.append(
-                          (len(game.history), format_action(game.history[-1]), text, [e.kind for e in events])))
-    assert [(n, applied) for n, applied, _, _ in told] == [(i + 1, format_action(a)) for i, a in enumerate(g.history)]
-    assert all(applied == text for _, applied, text, _ in told)
+    told: list[tuple[int, str, list[str]]] = []
+
+    def watch(event: SeatEvent) -> None:
+        if isinstance(event, MoveApplied):
+            told.append((event.ply, format_action(event.action), [e.kind for e in event.events]))
+
+    g = play_both_seats(tmp_path / "g.replay", rb.manifest(), Options(), rb.PLAYERS, (RandomBot(5), RandomBot(6)),
+                        shuffle=HIDDEN, watch=watch).game
+    assert [(n, applied) for n, applied, _ in told] == [(i, format_action(a)) for i, a in enumerate(g.history)]
     assert sum(kinds.count("scoring") for *_, kinds in told) == g.scorings

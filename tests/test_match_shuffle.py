@@ -62,13 +62,13 @@ def test_a_hidden_match_without_replays_really_deals_face_down_and_repeats(monke
     seen: list[str] = []
     import basilica_p2p.replay.local as local
 
-    real = local.play_hidden
+    real = local.play_both_seats
 
     def spy(path: Path, *args, **kwargs):  # type: ignore[no-untyped-def]
         seen.append(str(path))
         return real(path, *args, **kwargs)
 
-    monkeypatch.setattr(local, "play_hidden", spy)
+    monkeypatch.setattr(local, "play_both_seats", spy)
     config = MatchConfig("greedy", "random", games=2, seed="face down", shuffle=HIDDEN)
     a = run_match(config, default_manifest(), progress=False).to_json()
     assert len(seen) == 2 and all(s.startswith(str(tmp_path)) for s in seen)

@@ -18,7 +18,8 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from basilica_p2p.bots.external import ExternalBot, bot_label
+from basilica_p2p.agent import bot_label
+from basilica_p2p.bots.external import ExternalBot, public_label
 from basilica_p2p.cli import app
 from basilica_p2p.replay.file import read_replay
 from basilica_p2p.replay.verify import verify_file
@@ -220,9 +221,9 @@ def test_the_joiner_keeps_its_advice(tmp_path: Path) -> None:
     ("java -cp /home/me/secret Main", "cmd:java"),
 ])
 def test_a_cmd_bot_is_named_by_its_program_file_only(command: str, public: str) -> None:
-    class Spec:  # what bot_label reads: a cmd: bot's spec (built without starting anything)
+    class Spec:  # what the labels read: a cmd: bot's spec (built without starting anything)
         spec = "cmd:" + command
 
-    assert bot_label(Spec(), public=True) == public
+    assert public_label(Spec()) == public
     assert bot_label(Spec()) == "cmd:" + command  # locally the whole command stays
-    assert bot_label(ExternalBot(["sh", "examples/line_bot.sh"]), public=True) == "cmd:line_bot.sh"
+    assert public_label(ExternalBot(["sh", "examples/line_bot.sh"])) == "cmd:line_bot.sh"

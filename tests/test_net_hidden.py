@@ -385,7 +385,7 @@ async def test_resume_needs_the_deal_secret_of_the_session_file(tmp_path: Path) 
 
     rebuilt, seat = side_from_replay(report.replay, known_manifests(), ALICE)
     rebuilt.writer.close()
-    assert seat == 0 and rebuilt.ref.waiting_for()[0] == "shares" and rebuilt.deal_secret.hex() == data["deal_secret"]
+    assert seat == 0 and rebuilt.seat.due().kind == "shares" and rebuilt.seat.secrets.deal.hex() == data["deal_secret"]
 
     # Another secret does not give the deal steps we signed: refused, naming the record.
     side.write_text(json.dumps(dict(data, deal_secret=bytes(32).hex())), encoding="utf-8")

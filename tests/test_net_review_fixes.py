@@ -88,7 +88,7 @@ async def test_resume_takes_back_our_own_acknowledgement_that_a_power_loss_took(
     async def run(conn: Connection, side, seat: int, bot: RandomBot) -> None:  # type: ignore[no-untyped-def]
         async def body() -> None:
             await resume_exchange(conn, side, lambda m: None)
-            await continue_game(conn, rb.PLAYERS[seat], seat, bot, side, "peer", lambda m: None, None)
+            await continue_game(conn, bot, side, "peer", lambda m: None)
         await conn.run(body)
 
     with trio.fail_after(30):
@@ -118,7 +118,7 @@ def test_a_forfeit_by_absence_never_takes_the_place_of_our_lost_acknowledgement(
     side, seat = side_from_replay(a, known_manifests(), rb.ALICE)
     side.writer.close()
     side.writer, _ = ReplayWriter.open_append(a)
-    forfeit_by_absence(rb.ALICE, side, seat, 5.0)
+    forfeit_by_absence(side, 5.0)
     side.writer.close()
     mine = read_replay(a).records
     assert mine[ack] == replay.records[ack]  # the same ack the peer holds, byte for byte

@@ -388,6 +388,7 @@ async def test_records_and_the_sidecar_are_written_out_of_reach_of_ctrl_c(
     import trio
 
     from basilica_p2p.net import session
+    from basilica_p2p.seat import SeatSecrets
 
     seen: list[tuple[str, bool]] = []
 
@@ -399,9 +400,11 @@ async def test_records_and_the_sidecar_are_written_out_of_reach_of_ctrl_c(
 
     monkeypatch.setattr(session, "write_private_json",
                         lambda path, data: seen.append(("sidecar", trio.lowlevel.currently_ki_protected())))
-    side = session._Side(ref=None, writer=Writer(), sidecar=tmp_path / ".game.replay.session")  # type: ignore[arg-type]
+    class Seat:
+        secrets = SeatSecrets(bytes(32))
+
+    side = session._Side(seat=Seat(), writer=Writer(), sidecar=tmp_path / ".game.replay.session")  # type: ignore[arg-type]
     assert not trio.lowlevel.currently_ki_protected()
     session._record(side, b"x", sync=False)
     side.save()
     assert seen == [("record", True), ("sidecar", True)]
-    assert side.records == [b"x"]

@@ -155,14 +155,14 @@ async def test_no_record_reaches_a_replay_before_its_session_file_exists(
     from basilica_p2p.net import session
 
     missing: list[str] = []
-    real = session._append
+    real = session._record
 
-    def append(side, raw, sync):  # type: ignore[no-untyped-def]
+    def record(side, raw, sync=True):  # type: ignore[no-untyped-def]
         if side.sidecar is None or not side.sidecar.exists():
             missing.append(side.writer.path.name)
         real(side, raw, sync)
 
-    monkeypatch.setattr(session, "_append", append)
+    monkeypatch.setattr(session, "_record", record)
     s = settings()
     h = with_resume(config(ALICE, s, tmp_path / "h"), "host")
     j = with_resume(config(BOB, s, tmp_path / "j", seed=5), "join")

@@ -10,12 +10,14 @@ from typing import Any
 import pytest
 from rich.console import Console
 
-from basilica_p2p.bots import RandomBot, TakeBack
+from basilica_p2p.agent import AgentBase, Decision, TakeBack
+from basilica_p2p.bots import RandomBot
 from basilica_p2p.engine import Options, Ruleset, default_manifest, format_action
 from basilica_p2p.referee import HIDDEN_DEAL, Referee, rewind
 from basilica_p2p.replay.file import read_replay
 from basilica_p2p.replay.local import play_recorded
 from basilica_p2p.replay.verify import referee_for, known_manifests, verify_file
+from basilica_p2p.seat import Ask, NothingToTakeBack, SeatEvent, TakenBack
 from basilica_p2p.tui import TerminalPlayer, play_local
 from basilica_p2p.wire import ProtocolError, open_envelope, seal
 
@@ -25,8 +27,8 @@ MANIFEST = default_manifest()
 OPTIONS = Options(Ruleset.PORTAL2022)
 
 
-class Undoer:
-    """A bot that asks for a takeback at the decisions numbered in ``at`` (counting every ask)."""
+class Undoer(AgentBase):
+    """An agent that asks for a takeback at the decisions numbered in ``at`` (counting every ask)."""
 
     name = "undoer"
 
@@ -35,14 +37,17 @@ class Undoer:
         self.at, self.moves, self.asked = at, moves, 0
         self.told: list[int | None] = []  # the ply each takeback went back to (None: nothing to undo)
 
-    def choose(self, obs: Any, legal: list[Any]) -> Any:
+    def choose(self, ask: Ask) -> Decision:
         self.asked += 1
         if self.asked in self.at:
-            raise TakeBack(self.moves)
-        return self.bot.choose(obs, legal)
+            return TakeBack(self.moves)
+        return self.bot.choose(ask.view, list(ask.legal))
 
-    def took_back(self, g: Any) -> None:
-        self.told.append(None if g is None else len(g.history))
+    def observe(self, event: SeatEvent) -> None:
+        if isinstance(event, TakenBack):
+            self.told.append(event.to)
+        elif isinstance(event, NothingToTakeBack):
+            self.told.append(None)
 
 
 def _types(path: Path) -> list[str]:
@@ -73,9 +78,10 @@ def test_after_a_takeback_the_same_tiles_come_again(tmp_path: Path) -> None:
     positions: list[str] = []
 
     class Watcher(Undoer):
-        def choose(self, obs: Any, legal: list[Any]) -> Any:
-            positions.append(repr((obs.turn, obs.orders, obs.vaults, obs.scores, sorted(map(format_action, legal)))))
-            return super().choose(obs, legal)
+        def choose(self, ask: Ask) -> Decision:
+            obs = ask.view
+            positions.append(repr((obs.turn, obs.orders, obs.vaults, obs.scores, sorted(map(format_action, ask.legal)))))
+            return super().choose(ask)
 
     asker = Watcher(at=(3,))
     play_recorded(tmp_path / "t.replay", MANIFEST, OPTIONS, (ALICE, BOB), (asker, RandomBot(2)))

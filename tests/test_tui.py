@@ -16,6 +16,7 @@ from basilica_p2p.engine import Game, Options, Ruleset, default_manifest, determ
 from basilica_p2p.engine import actions as A
 from basilica_p2p.identity import Identity
 from basilica_p2p.replay.verify import verify_file
+from basilica_p2p.seat import MoveApplied, SeatEvent
 from basilica_p2p.tui import Resign, TerminalPlayer, play_local
 from basilica_p2p.describe import describe_action
 from basilica_p2p.tui.help import RULES, rules_text
@@ -150,7 +151,7 @@ def test_quit_asks_first_and_then_forfeits_in_the_replay(tmp_path: Path) -> None
     person, out = _person(["quit", "n", "quit", "yes"])
     result = play_local(person, RandomBot(3), (ME, BOT), 1, MANIFEST, Options(), tmp_path)
     assert "Go on, then." in out.getvalue()
-    assert isinstance(result.forfeit, Resign) and result.forfeit.player == 1
+    assert result.forfeit is not None and result.forfeit.player == 1 and result.forfeit.reason == "quit at the prompt"
     v = verify_file(result.replay)
     assert v.ok and v.outcome is not None and v.outcome.end == "forfeit" and v.outcome.winner == 0
 
@@ -158,7 +159,7 @@ def test_quit_asks_first_and_then_forfeits_in_the_replay(tmp_path: Path) -> None
 def test_end_of_input_is_leaving_the_game(tmp_path: Path) -> None:
     person, _ = _person(["1", "1"])
     result = play_local(person, RandomBot(3), (ME, BOT), 0, MANIFEST, Options(), tmp_path)
-    assert isinstance(result.forfeit, Resign) and "input closed" in str(result.forfeit)
+    assert result.forfeit is not None and result.forfeit.player == 0 and "input closed" in result.forfeit.reason
     assert verify_file(result.replay).ok
 
 
@@ -170,7 +171,7 @@ def _net_person(tmp: Path, answers: list[str], shuffle: str = "commit-reveal-v1"
     from net_harness import FAST
 
     person, out = _person(answers)
-    cfg = PeerConfig(ME, _settings(shuffle), lambda k: person, tmp / "me", None, FAST, 1, on_move=person.notify)
+    cfg = PeerConfig(ME, _settings(shuffle), lambda k: person, tmp / "me", None, FAST, 1)
     return cfg, out
 
 
@@ -212,7 +213,7 @@ async def test_a_person_who_quits_over_the_network_forfeits_in_both_replays(tmp_
     cfg, _ = _net_person(tmp_path, ["1", "1", "quit", "y"])
     told: list[str] = []
     bot_cfg = _bot_config(tmp_path)
-    bot_cfg.on_move = lambda g, turn, who, text: told.append(text)
+    bot_cfg.watch = lambda event: told.append(format_action(event.action)) if isinstance(event, MoveApplied) else None
     pair = await host_and_join(bot_cfg, cfg, direct=True, limit=60)
     assert isinstance(pair.join, list) and isinstance(pair.host, list), (pair.host, pair.join)
     # The bot's side was told each applied move once, and not its last one again at the forfeit.
@@ -235,15 +236,17 @@ async def test_each_move_is_told_with_its_mover_also_when_dealt_face_down(tmp_pa
     def recorder(side: str):  # type: ignore[no-untyped-def]
         due: list[int | None] = []  # who was to move after the last move told
 
-        def on_move(g: Game, turn: int, who: int, text: str) -> None:
-            if due:
-                told[side].append((who, due[-1]))
-            due.append(g.to_move)
-        return on_move
+        def watch(event: SeatEvent) -> None:
+            if isinstance(event, MoveApplied):
+                assert event.after is not None
+                if due:
+                    told[side].append((event.mover, due[-1]))
+                due.append(event.after.to_move)
+        return watch
 
     host_cfg, join_cfg = _bot_config(tmp_path / "h", "sra-p256-v1"), _bot_config(tmp_path / "j", "sra-p256-v1")
     join_cfg.me = ME  # two identities, as two machines would have
-    host_cfg.on_move, join_cfg.on_move = recorder("host"), recorder("join")
+    host_cfg.watch, join_cfg.watch = recorder("host"), recorder("join")
     pair = await host_and_join(host_cfg, join_cfg, direct=True, limit=120)
     assert isinstance(pair.host, list) and isinstance(pair.join, list), (pair.host, pair.join)
     for side, moves in told.items():

@@ -240,5 +240,5 @@ def test_end_of_input_at_a_terminal_asks_before_forfeiting(tmp_path) -> None:  #
         person.inp = _CtrlD(answers)  # type: ignore[assignment]
         result = play_local(person, RandomBot(3), (Identity("ada", key(11)), Identity("greedy", key(12))), 0,
                             MANIFEST, Options(), tmp_path)
-        assert isinstance(result.forfeit, Resign) and "input closed" in str(result.forfeit)
+        assert result.forfeit is not None and "input closed" in result.forfeit.reason
         assert "leave the game?" in out.getvalue() and verify_file(result.replay).ok

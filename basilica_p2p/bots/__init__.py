@@ -1,7 +1,8 @@
 """Built-in bots.  Each sees only its observation and the legal actions."""
 
 from .base import BOT_NAMES, Bot, BotSpecError, TakeBack, bot_rng_seed, make_bot
-from .external import BotFailed, ExternalBot, checked_choose, close_bot
+from ..agent import BotFailed, checked_choose, close_bot
+from .external import ExternalBot
 from .greedy import GreedyBot, evaluate
 from .mcts import MctsBot
 from .random_bot import RandomBot

@@ -32,6 +32,7 @@ import weakref
 from collections.abc import Sequence
 from typing import IO, Any
 
+from ..agent import BotFailed, Labelled, bot_label, checked_choose, close_bot, cut, shown_quoted
 from ..engine import Action, NotationError, Observation, format_action, parse_action
 
 PROTOCOL = "basilica-bot"
@@ -47,71 +48,18 @@ LINES_BUFFERED = 1024  # lines read from a bot and not yet looked at
 NETWORK_SHARE = 0.8  # with --move-time T, our own bot must answer within this share of T
 
 
-REASON_LIMIT = 200  # characters of a recorded forfeit reason (PROTOCOL.md)
-
-
-class BotFailed(Exception):
-    """A bot did not make a legal decision in time; its side loses the game.
-
-    ``str(e)`` is one line naming the bot and what it did, e.g.
-    ``bot cmd:./mybot (player 2) did not answer within 10 s``.
-    """
-
-    def __init__(self, bot: str, what: str, player: int | None = None) -> None:
-        super().__init__(bot, what, player)
-        self.bot = bot
-        self.what = what
-        self.player = player  # 0 or 1, the side that loses
-        self.game: Any = None  # the game as it stood, set by whoever ran it (not pickled)
-
-    def __str__(self) -> str:
-        seat = f" (player {self.player + 1})" if self.player is not None else ""
-        return f"bot {self.bot}{seat} {self.what}"
-
-    @property
-    def reason(self) -> str:
-        """The reason of the forfeit, as recorded: at most 200 characters (PROTOCOL.md).
-
-        What the bot did is the part worth keeping, so a long label (a ``cmd:`` bot's full
-        path) is shortened in its middle, keeping its end (the program's name), before
-        anything is cut from the end.
-        """
-        text = str(self)
-        excess = len(text) - REASON_LIMIT
-        keep = len(self.bot) - excess - 3
-        if excess > 0 and keep >= 8:
-            bot = self.bot[: keep // 2] + "..." + self.bot[len(self.bot) - (keep - keep // 2):]
-            seat = f" (player {self.player + 1})" if self.player is not None else ""
-            text = f"bot {bot}{seat} {self.what}"
-        return _cut(text, REASON_LIMIT)
-
-
-def _cut(text: str, limit: int) -> str:
-    return text if len(text) <= limit else text[: limit - 3] + "..."
-
-
-def _show(text: object, limit: int = 60) -> str:
-    """A bot's words, quoted, printable and short."""
-    s = text if isinstance(text, str) else repr(text)
-    s = "".join(ch if ch.isprintable() else "?" for ch in s)
-    return "'" + _cut(s, limit) + "'"
-
-
 SCRIPT_SUFFIXES = frozenset({".py", ".sh", ".js", ".mjs", ".ts", ".rb", ".pl", ".php", ".lua", ".r", ".jl", ".jar",
                              ".bash"})
 
 
-def bot_label(bot: object, public: bool = False) -> str:
-    """How a failure names the bot: its spec (``greedy``, ``cmd:./bots/mine --fast``).
-
-    With ``public`` (what a network peer is told), a ``cmd:`` bot is named by its
-    program's file name only, ``cmd:mine``: the local path stays private.  For an
-    interpreter (``cmd:python3 /home/me/bot.py``) that is the script's name.
-    """
-    label = str(getattr(bot, "spec", None) or getattr(bot, "name", None) or type(bot).__name__)
-    if not public or not label.startswith("cmd:"):
+def public_label(bot: object) -> str:
+    """How a network peer is told the bot's name: a ``cmd:`` bot by its program's file name only,
+    ``cmd:mine``, so that the local path stays private.  For an interpreter
+    (``cmd:python3 /home/me/bot.py``) that is the script's name."""
+    label = bot_label(bot)
+    if not label.startswith("cmd:"):
         return label
-    argv = [str(a) for a in (getattr(bot, "argv", None) or [])]
+    argv = [str(a) for a in bot.argv] if isinstance(bot, ExternalBot) else []
     if not argv:
         try:
             argv = shlex.split(label[4:])
@@ -143,30 +91,6 @@ def bot_label(bot: object, public: bool = False) -> str:
             break
         program = name
     return "cmd:" + ("".join(ch for ch in program if ch.isprintable())[:40] or "bot")
-
-
-def checked_choose(bot: Any, obs: Observation, legal: Sequence[Action], label: str | None = None) -> Action:
-    """``bot.choose(obs, legal)``, or :class:`BotFailed` if it raises or answers an illegal action."""
-    name = label or bot_label(bot)
-    try:
-        action = bot.choose(obs, legal)
-    except BotFailed as e:
-        if e.player is None:
-            e.player = obs.player
-        raise
-    except Exception as e:  # a bot may fail in any way; its side loses the game
-        raise BotFailed(name, f"raised {type(e).__name__}: {_cut(str(e), 120)}", obs.player) from e
-    try:
-        ok = type(action) is Action and action in legal
-    except Exception:
-        ok = False
-    if not ok:
-        try:
-            text = format_action(action)
-        except Exception:
-            text = repr(action)
-        raise BotFailed(name, f"answered illegal action {_show(text)}", obs.player)
-    return action  # type: ignore[no-any-return]
 
 
 def parse_command(text: str) -> list[str]:
@@ -380,7 +304,7 @@ class ExternalBot:
             self.argv = list(command)
             text = shlex.join(self.argv)
         env_move, env_handshake = limits_from_env()
-        self.spec = "cmd:" + _cut(text, 120)
+        self.spec = "cmd:" + cut(text, 120)
         self.name = os.path.basename(self.argv[-1] if len(self.argv) > 1 else self.argv[0])[:40] or "cmd"
         self.seed = seed
         self.move_time = float(move_time) if move_time is not None else env_move
@@ -411,7 +335,7 @@ class ExternalBot:
         if child is not None:
             # The bot may read why (its author may log it) while our side goes on at once;
             # close() waits for the stop to finish.
-            child.send(f"error {_cut(what, 200)}")
+            child.send(f"error {cut(what, 200)}")
             threading.Thread(target=child.stop, args=(FAIL_GRACE,), daemon=True, name="bot-stop").start()
         return e
 
@@ -428,7 +352,7 @@ class ExternalBot:
                           self.handshake_time, player)
         words = line.split()
         if words[:3] != ["ok", PROTOCOL, str(VERSION)]:
-            raise self._fail(f"broke the protocol: expected 'ok {PROTOCOL} {VERSION}', got {_show(line)}", player)
+            raise self._fail(f"broke the protocol: expected 'ok {PROTOCOL} {VERSION}', got {shown_quoted(line)}", player)
         for w in words[3:]:
             key, _, value = w.partition("=")
             if key == "name" and value:
@@ -465,7 +389,7 @@ class ExternalBot:
             if not line.strip() or line == "info" or line.startswith("info "):
                 continue
             if line == "error" or line.startswith("error "):
-                raise self._fail(f"gave up: {_show(line[6:].strip(), 120)}", player)
+                raise self._fail(f"gave up: {shown_quoted(line[6:].strip(), 120)}", player)
             return line
 
     def _unexpected(self, player: int) -> None:
@@ -483,8 +407,8 @@ class ExternalBot:
             line = raw.decode("utf-8", "replace").rstrip("\r\n")
             if line.strip() and not (line == "info" or line.startswith("info ")):
                 if line == "error" or line.startswith("error "):
-                    raise self._fail(f"gave up: {_show(line[6:].strip(), 120)}", player)
-                raise self._fail(f"broke the protocol: {_show(line)} when no answer was due", player)
+                    raise self._fail(f"gave up: {shown_quoted(line[6:].strip(), 120)}", player)
+                raise self._fail(f"broke the protocol: {shown_quoted(line)} when no answer was due", player)
 
     def _new_game(self, obs: Observation) -> None:
         child = self._child
@@ -496,7 +420,7 @@ class ExternalBot:
         line = self._line(min(self._due, time.monotonic() + self.handshake_time), "newgame", self.handshake_time,
                           obs.player)
         if line.split() != ["ready"]:
-            raise self._fail(f"broke the protocol: expected 'ready', got {_show(line)}", obs.player)
+            raise self._fail(f"broke the protocol: expected 'ready', got {shown_quoted(line)}", obs.player)
         self._seat = obs.player
 
     def choose(self, obs: Observation, legal: Sequence[Action]) -> Action:
@@ -523,13 +447,13 @@ class ExternalBot:
         word, _, text = line.partition(" ")
         text = text.strip()
         if word != "action" or not text:
-            raise self._fail(f"broke the protocol: expected 'action <notation>', got {_show(line)}", player)
+            raise self._fail(f"broke the protocol: expected 'action <notation>', got {shown_quoted(line)}", player)
         try:
             action = parse_action(text)
         except NotationError as e:
-            raise self._fail(f"answered {_show(text)}, which is not an action ({e})", player) from None
+            raise self._fail(f"answered {shown_quoted(text)}, which is not an action ({e})", player) from None
         if action not in legal:
-            raise self._fail(f"answered illegal action {_show(text)}", player)
+            raise self._fail(f"answered illegal action {shown_quoted(text)}", player)
         return action
 
     def game_over(self, scores: tuple[int, int], winner: int | None, end: str) -> None:
@@ -547,17 +471,3 @@ def make_external(command: str, seed: int) -> ExternalBot:
     return ExternalBot(command, seed)
 
 
-def close_bot(bot: object) -> None:
-    """Stop a bot's program if it has one (best effort)."""
-    close = getattr(bot, "close", None)
-    if callable(close):
-        try:
-            close()
-        except Exception:
-            pass
-
-
-__all__ = [
-    "BotFailed", "DEFAULT_HANDSHAKE_TIME", "DEFAULT_MOVE_TIME", "ExternalBot", "checked_choose", "close_bot",
-    "live_children", "parse_command",
-]

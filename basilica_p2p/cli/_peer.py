@@ -70,8 +70,7 @@ def _net_options(
     timeouts = Timeouts(handshake_timeout, ping_interval, idle_timeout, frame_timeout, move_time)
     config = PeerConfig(me, Settings(options, man, shuffle), agent_for, output_folder(ctx, replay_dir, "replays"),
                         KnownPeers(home), timeouts, games,
-                        log=(lambda m: None) if quiet else (lambda m: typer.echo(m, err=True)),
-                        on_move=person.notify if person is not None else None)
+                        log=(lambda m: None) if quiet else (lambda m: typer.echo(m, err=True)))
     config.resume_info = {
         "role": role, "identity": f"bot-{role}" if bot else "user", "name": me.name, "bot": bot,
         "home": str(home.resolve()), "manifest": str(manifest.resolve()) if manifest else None,

@@ -231,7 +231,7 @@ def play_cmd(
         close_bot(bot)
     g = result.game
     if result.forfeit is not None:
-        typer.echo(f"{result.forfeit}: player {2 - result.forfeit.player} wins by forfeit")
+        typer.echo(f"{result.forfeit.summary}: player {2 - result.forfeit.player} wins by forfeit")
     elif result.on_time is not None:
         names = (me.name, them.name) if seat == 1 else (them.name, me.name)
         typer.echo(f"player {2 - result.on_time.loser} wins on time: {result.on_time.words(names)}")
@@ -365,11 +365,10 @@ def resume_cmd(
         where = Rendezvous(role == "host", address, port, (relay[0], relay[1]), key)
     else:
         where = Rendezvous(role == "host", address, port)
-    person = isinstance(agent, (TerminalPlayer, AppPlayer))
 
     def game():  # type: ignore[no-untyped-def]
         return resume(replay, me, manifests, agent, where, timeouts, window, log=lambda m: typer.echo(m, err=True),
-                      on_move=agent.notify if person else None, keep_session=keep_session)
+                      keep_session=keep_session)
 
     try:
         if isinstance(agent, AppPlayer):  # the game in a worker thread, the app in this one

@@ -15,13 +15,14 @@ from pathlib import Path
 import trio
 
 from ..bots import make_bot
-from ..engine import Game, Options, default_manifest
+from ..engine import Observation, Options, default_manifest, format_action
 from ..identity import local_identity
 from ..net.peer import PeerConfig, host, join
 from ..net.ledger import GameLedger
 from ..net.peers import KnownPeers
-from ..net.session import GameReport, Settings, Timeouts
-from ..render import render_board, render_scoring
+from ..net.session import GameReport, Settings, Timeouts, Watch
+from ..render import render_scoring, render_view
+from ..seat import MoveApplied, Scored, SeatEvent
 
 
 def run_demo(replay_dir: Path, bots: tuple[str, str], options: Options, show_boards: bool,
@@ -32,22 +33,26 @@ def run_demo(replay_dir: Path, bots: tuple[str, str], options: Options, show_boa
         home = Path(scratch)
         ids = (local_identity(home / "host", "demo", f"{bots[0]}-host"),
                local_identity(home / "join", "demo", f"{bots[1]}-join"))
-        state = {"scorings": 0}
         names = (ids[0].name, ids[1].name)  # one game, so the host is player 1 (net/peer.py)
         width = max(len(n) for n in names)
 
-        def on_move(g: Game, turn: int, player: int, text: str) -> None:
-            out(f"turn {turn:>2}  {names[player]:<{width}}  {text}")
-            while state["scorings"] < len(g.scoring_log):
-                state["scorings"] += 1
-                out(render_scoring(g.scoring_log[state["scorings"] - 1], state["scorings"], names))
-            if g.turn != turn and show_boards and not g.over:
-                out(render_board(g, names))
+        board: list[Observation] = []  # the board after a turn, shown after the turn's scorings
 
-        def config(k: int, log: Callable[[str], None], moves: Callable[[Game, int, int, str], None] | None) -> PeerConfig:
+        def on_event(event: SeatEvent) -> None:
+            if isinstance(event, MoveApplied):
+                while board:
+                    out(render_view(board.pop(), names))
+                out(f"turn {event.turn:>2}  {names[event.mover]:<{width}}  {format_action(event.action)}")
+                after = event.after
+                if after is not None and after.turn != event.turn and show_boards and not after.over:
+                    board.append(after)
+            elif isinstance(event, Scored):
+                out(render_scoring(event.result, event.number, names))
+
+        def config(k: int, log: Callable[[str], None], watch: Watch | None) -> PeerConfig:
             return PeerConfig(ids[k], settings, lambda n: make_bot(bots[k], manifest, 1000 * k + n),
                               replay_dir / ("host" if k == 0 else "join"), KnownPeers(home / ("host", "join")[k]),
-                              Timeouts(), 1, log=log, on_move=moves, ledger=GameLedger(home / ("host", "join")[k]))
+                              Timeouts(), 1, log=log, watch=watch, ledger=GameLedger(home / ("host", "join")[k]))
 
         results: dict[int, list[GameReport]] = {}
 
@@ -59,7 +64,7 @@ def run_demo(replay_dir: Path, bots: tuple[str, str], options: Options, show_boa
                 send.send_nowait(actual)
 
             async def run_host() -> None:
-                results[0] = await host("127.0.0.1", 0, config(0, out, on_move), ready)
+                results[0] = await host("127.0.0.1", 0, config(0, out, on_event), ready)
 
             async def run_join() -> None:
                 actual = await receive.receive()

@@ -19,7 +19,6 @@ from .framing import FramedStream, PeerBye, PeerClosed, PeerTimeout
 from .ledger import GameLedger
 from .peers import KnownPeers
 from .session import (
-    Agent,
     BadHello,
     Connection,
     GameReport,
@@ -27,6 +26,7 @@ from .session import (
     PeerGone,
     Settings,
     Timeouts,
+    Watch,
     forget_session,
     play_one_game,
 )
@@ -36,13 +36,13 @@ from .session import (
 class PeerConfig:
     me: Identity
     settings: Settings
-    agent_for: Callable[[int], Agent]  # game number -> who decides
+    agent_for: Callable[[int], object]  # game number -> who decides (an agent, a bot, a person)
     replay_dir: Path
     peers: KnownPeers | None = None
     timeouts: Timeouts = Timeouts()
     games: int = 1  # the host's choice
     log: Callable[[str], None] = lambda s: None
-    on_move: Callable[[Game, int, int, str], None] | None = None  # game, turn, player, action
+    watch: Watch | None = None  # told every event of our seat (the demo prints the game)
     on_game: Callable[[GameReport], None] | None = None
     resume_info: dict[str, object] | None = None  # how to reconnect; None: no sidecar, no resume
     round_trips: list[float] | None = None  # if given, action round trips are added here
@@ -85,7 +85,7 @@ async def play_games(stream: trio.abc.Stream | FramedStream, hosting: bool, conf
 
             try:
                 report = await play_one_game(conn, config.me, seat, config.settings, config.agent_for(k),
-                                             config.replay_dir, config.peers, config.log, config.on_move,
+                                             config.replay_dir, config.peers, config.log, config.watch,
                                              config.resume_info, on_start=started, ledger=config.ledger,
                                              pinned=config.pinned)
             except (PeerBye, NoGameStarted, BadHello) as e:

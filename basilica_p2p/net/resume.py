@@ -17,15 +17,16 @@ import trio
 
 from ..engine import Game, Manifest
 from ..identity import Identity
-from ..wire import open_envelope, seal
+from ..seat import Late, Step, StepKind
+from ..wire import open_envelope
 from ..replay.file import ReplayWriter
 from .framing import PeerClosed
 from .session import (
-    Agent,
     Connection,
     GameReport,
     PeerGone,
     Timeouts,
+    Watch,
     _Side,
     _record,
     continue_game,
@@ -49,20 +50,17 @@ class Rendezvous:
     relay_key: bytes = b""
 
 
-def forfeit_by_absence(me: Identity, side: _Side, seat: int, window: float) -> None:
-    ref = side.ref
-    if ref.waiting_for() == ("ack", seat) and ref.game is not None and ref.ack_ply is not None:
+def forfeit_by_absence(side: _Side, window: float) -> None:
+    seat = side.seat
+    assert seat.me is not None
+    if seat.due() == Step(StepKind.ACK, seat.me):
         # Our acknowledgement was lost with its unsynced tail, but the peer may hold it: sign it
         # again (deterministic: the very same bytes) rather than a forfeit at its place, which
         # would be two different messages of ours for one sequence number.
-        body = {"ply": ref.ack_ply, "state": bytes.fromhex(ref.game.state_hash())}
-        ack = seal(me.key, ref.spec.game, ref.seq, ref.prev, "ack", body)
-        ref.feed(ack)
-        _record(side, ack.raw)
-    reason = f"did not come back within {window:g} s"
-    env = seal(me.key, ref.spec.game, ref.seq, ref.prev, "forfeit", {"loser": 2 - seat, "reason": reason})
-    ref.feed(env)
-    _record(side, env.raw)
+        ack = seat.make()
+        assert not isinstance(ack, Late)
+        _record(side, ack.envelope.raw)
+    _record(side, seat.claim_forfeit(f"did not come back within {window:g} s").envelope.raw)
 
 
 async def _meet(where: Rendezvous, window: float) -> trio.abc.Stream | None:
@@ -93,27 +91,28 @@ async def resume(
     path: Path,
     me: Identity,
     manifests: dict[str, Manifest],
-    agent: Agent,
+    agent: object,
     where: Rendezvous,
     timeouts: Timeouts = Timeouts(),
     window: float = DEFAULT_WINDOW,
     log: Callable[[str], None] = lambda s: None,
-    on_move: Callable[[Game, int, int, str], None] | None = None,
+    watch: Watch | None = None,
     keep_session: bool = False,
 ) -> GameReport:
     side, seat = side_from_replay(path, manifests, me)
-    peer_name = side.ref.spec.names[1 - seat]
+    ours = side.seat
+    peer_name = ours.spec.names[1 - seat]
     keep = keep_session or bool(side.info.get("keep_session"))
     ours_last = open_envelope(side.records[-1]).sender == me.public
-    if side.ref.finished and not (ours_last and side.sidecar is not None and side.sidecar.exists()):
+    if ours.finished and not (ours_last and side.sidecar is not None and side.sidecar.exists()):
         side.writer.close()
         log(f"{path}: the game is already finished")
         if not ours_last and not keep:
             forget_session(side.sidecar)  # its last message is the peer's: both hold everything
-        assert side.ref.outcome is not None
-        game = side.ref.game or Game.new(side.ref.spec.manifest, side.ref.spec.options, bytes(32))
-        return GameReport(path, seat, peer_name, side.ref.outcome, game, side.sidecar, not ours_last)
-    if side.ref.finished:
+        assert ours.outcome is not None
+        game = ours.game or Game.new(ours.spec.manifest, ours.spec.options, bytes(32))
+        return GameReport(path, seat, peer_name, ours.outcome, game, side.sidecar, not ours_last)
+    if ours.finished:
         # Finished here, but our last message may never have reached the peer (its replay
         # would then stay one message short): meet once more so that it can fetch it.
         log(f"{path}: the game is finished here; {peer_name} may lack our last message")
@@ -123,27 +122,27 @@ async def resume(
     stream = await _meet(where, window)
     if stream is None:
         side.writer.close()
-        game = side.ref.game
-        if side.ref.finished:
+        game = ours.game
+        if ours.finished:
             pass
-        elif game is not None and game.over and side.ref.waiting_for()[0] != "secret":
+        elif game is not None and game.over and ours.due().kind is not StepKind.SECRET:
             # (A hidden deal's missing secret is an absence like any other: claimed below.)
             raise PeerGone(f"{peer_name} did not come back; the game ended on the board but its signed result "
                            "is missing, so the replay stays incomplete")
         else:
             side.writer, _ = ReplayWriter.open_append(path)
-            forfeit_by_absence(me, side, seat, window)
+            forfeit_by_absence(side, window)
             side.writer.close()
             log(f"{peer_name} did not come back: recorded as a forfeit")
-        assert side.ref.outcome is not None
-        game = side.ref.game or Game.new(side.ref.spec.manifest, side.ref.spec.options, bytes(32))
-        return GameReport(path, seat, peer_name, side.ref.outcome, game)
+        assert ours.outcome is not None
+        game = ours.game or Game.new(ours.spec.manifest, ours.spec.options, bytes(32))
+        return GameReport(path, seat, peer_name, ours.outcome, game)
     conn = Connection(stream, timeouts)
 
 
     async def finish() -> GameReport:
         await resume_exchange(conn, side, log)
-        report = await continue_game(conn, me, seat, agent, side, peer_name, log, on_move)
+        report = await continue_game(conn, agent, side, peer_name, log, watch)
         await conn.framed.send_control("bye")
         if keep:
             return report

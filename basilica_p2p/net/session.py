@@ -1,12 +1,14 @@
-"""One game between two peers over a framed connection, in lockstep.
+"""One game between two peers over a framed connection, in lockstep: the seat's network driver.
 
-Both peers feed every envelope, their own and the other's, to their own
-:class:`~basilica_p2p.referee.Referee`, which says whose message comes next.
-If it is ours, we build it, check it with the referee, append it to the
-replay (fsynced) and only then send it.  If it is the peer's, we read it,
-check it, append it, and answer in the next round.  So each replay always
-holds a valid prefix of the game, whatever the network or the peer does,
-and both end up with the same records.
+Each side's :class:`~basilica_p2p.seat.Seat` says whose message comes next.
+If it is ours, the seat makes it (asking our agent for a decision), we
+append it to the replay (fsynced) and only then send it.  If it is the
+peer's, we read it, the seat checks and takes it, we append it, and answer
+in the next round.  So each replay always holds a valid prefix of the game,
+whatever the network or the peer does, and both end up with the same
+records.  This module holds what only a network game has: the framing's
+deadlines and keepalives, the handshake, lag and claims, the session file
+and resume; the protocol itself is the seat's.
 """
 
 from __future__ import annotations
@@ -15,43 +17,42 @@ import os
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Protocol, TypeVar
+from typing import Any, TypeVar
 
 import trio
 
 from .. import safefile
-from ..bots.external import NETWORK_SHARE, BotFailed, bot_label, checked_choose
-from ..clock import Clocks, TimeControl, TimeControlError
-from ..engine import Action, Game, Manifest, Observation, Options, format_action, observe
+from .._legacy_agent import as_agent
+from ..agent import Agent, Decision, Resign, TakeBack
+from ..bots.external import NETWORK_SHARE
+from ..clock import TimeControl, TimeControlError
+from ..engine import Action, Game, Manifest, Options
 from ..identity import Identity, fingerprint
-from ..referee import GENESIS, HIDDEN_DEAL, GameSpec, Outcome, Referee
-from ..replay.file import Header, ReplayWriter
-from ..replay.local import hello_body as _hello_body
-from ..replay.local import show_clocks
-from ..wire import (
-    Envelope,
-    ProtocolError,
-    commitment,
-    jester_commitment,
-    new_nonce,
-    open_envelope,
-    seal,
-)
-from .framing import ENVELOPE, Frame, FramedStream, PeerBye, PeerClosed, PeerTimeout
 from ..names import shown
+from ..referee import GENESIS, HIDDEN_DEAL, GameSpec, Outcome
+from ..replay.file import Header, ReplayWriter
+from ..seat import (
+    Ask,
+    Late,
+    Outgoing,
+    OwnMessageRefused,
+    Refusal,
+    Seat,
+    SeatEvent,
+    SeatSecrets,
+    StepKind,
+    printable,
+)
+from ..seat import Refused as SeatRefused
+from ..seat import hello_body as seat_hello_body
+from ..wire import Envelope, ProtocolError, open_envelope, seal
+from .framing import ENVELOPE, Frame, FramedStream, PeerBye, PeerClosed, PeerTimeout
 from .ledger import GameLedger, LedgerError
 from .peers import KnownPeers, PeerKeyMismatch
 
-
 T = TypeVar("T")
-
-
-class Agent(Protocol):
-    """Whoever decides for this side: a bot, or a person at a prompt."""
-
-    name: str
-
-    def choose(self, obs: Observation, legal: list[Action]) -> Action: ...
+# Told each event of our seat, beside our agent (the demo's printout, a test's record).
+Watch = Callable[[SeatEvent], None]
 
 
 @dataclass(frozen=True)
@@ -80,7 +81,6 @@ class Settings:
 # more than MAX_LAG (a peer that slows its acknowledgements cannot buy more; docs/clocks.md).
 FIRST_LAG = 0.5
 MAX_LAG = 2.0
-DECISIONS = ("action", "jcommit")
 
 
 class SessionError(Exception):
@@ -135,41 +135,40 @@ class GameReport:
 
 @dataclass
 class _Side:
-    """What one side of a game keeps between messages."""
+    """What one side of a game keeps beside its seat: the replay, the session file, and the
+    state of the conversation (a decision chosen ahead, messages being sent back after a resume)."""
 
-    ref: Referee
+    seat: Seat
     writer: ReplayWriter
-    records: list[bytes] = field(default_factory=list)
-    nonce: bytes = b""
-    jester: tuple[str, bytes] | None = None  # our secret Jester choice and its salt
     sidecar: Path | None = None  # where the secrets and how to reconnect are kept (resume)
     info: dict[str, Any] = field(default_factory=dict)
     prefetch: _Prefetch | None = None  # our next decision, being chosen while the peer acknowledges
     resent: int = 0  # after a resume: how many messages the peer is sending back from its file
-    deal_secret: bytes = b""  # sra-p256-v1: our deal secret (every deal step and share follows from it)
-    clocks: Clocks | None = None  # a game with a clock: both, as this side measures them
+
+    @property
+    def records(self) -> list[bytes]:
+        return self.seat.records
 
     @trio.lowlevel.enable_ki_protection  # never half-written by Ctrl-C (atomic anyway: a rename)
     def save(self) -> None:
         """Write the sidecar durably: called before any envelope that commits to a secret."""
         if self.sidecar is None:
             return
-        data = dict(self.info, format="basilica-session/1", nonce=self.nonce.hex() or None,
-                    jester=[self.jester[0], self.jester[1].hex()] if self.jester else None,
-                    deal_secret=self.deal_secret.hex() or None)
+        s = self.seat.secrets
+        data = dict(self.info, format="basilica-session/1", nonce=s.nonce.hex() or None,
+                    jester=[s.jester[0], s.jester[1].hex()] if s.jester else None,
+                    deal_secret=s.deal.hex() or None)
         write_private_json(self.sidecar, data)
 
 
+@dataclass(frozen=True)
 class _Prefetch:
     """Our next decision, chosen while the peer checks and acknowledges our last action
     (the acknowledgement changes nothing in the game, so the choice stays valid).  It
     overlaps our thinking with the peer's work."""
 
-    def __init__(self, ply: int) -> None:
-        self.ply = ply  # the decision it is for; only an acknowledgement comes before it
-        self.done = trio.Event()
-        self.action: Action | None = None
-        self.error: BaseException | None = None
+    ply: int  # the decision it is for; only an acknowledgement comes before it
+    decision: Decision
 
 
 @trio.lowlevel.enable_ki_protection
@@ -180,13 +179,8 @@ def _protected(fn: Callable[..., T], *args: Any) -> T:
 
 
 def _record(side: _Side, raw: bytes, sync: bool = True) -> None:
-    """Append one record to the replay and to our list, safe from Ctrl-C."""
-    _protected(_append, side, raw, sync)
-
-
-def _append(side: _Side, raw: bytes, sync: bool) -> None:
-    side.writer.append(raw, sync=sync)
-    side.records.append(raw)
+    """Append one record to the replay, safe from Ctrl-C (the seat holds it already)."""
+    _protected(side.writer.append, raw, sync)
 
 
 def write_private_json(path: Path, data: dict[str, Any]) -> None:
@@ -196,15 +190,8 @@ def write_private_json(path: Path, data: dict[str, Any]) -> None:
     safefile.write_atomically(path, json.dumps(data), 0o600)
 
 
-def printable(text: object, limit: int = 300) -> str:
-    """A peer's words, safe to print: no terminal control characters, bounded length."""
-    if not isinstance(text, str):
-        return "?"
-    return "".join(ch if ch.isprintable() else "?" for ch in text[:limit])
-
-
 def hello_body(me: Identity, settings: Settings) -> dict[str, Any]:
-    return _hello_body(me, settings.options, settings.manifest, settings.shuffle, settings.clock)
+    return seat_hello_body(me.name, settings.options, settings.manifest, settings.shuffle, settings.clock)
 
 
 def differences(ours: dict[str, Any], theirs: dict[str, Any]) -> list[str]:
@@ -383,11 +370,11 @@ async def play_one_game(
     me: Identity,
     seat: int,
     settings: Settings,
-    agent: Agent,
+    agent: object,
     replay_dir: Path,
     peers: KnownPeers | None = None,
     log: Callable[[str], None] = lambda s: None,
-    on_move: Callable[[Game, int, int, str], None] | None = None,
+    watch: Watch | None = None,
     resume_info: dict[str, Any] | None = None,
     on_start: Callable[[Path], None] | None = None,
     ledger: GameLedger | None = None,
@@ -402,7 +389,7 @@ async def play_one_game(
     With ``resume_info`` (how to reconnect: role, address, identity...), a
     sidecar file next to the replay keeps it and the secrets, so that
     ``basilica resume`` can finish the game after a crash.  ``on_start`` is
-    told the replay's path once it exists.
+    told the replay's path once it exists; ``watch`` every event of our seat.
     """
     try:
         side, peer_name = await _handshake(conn, me, seat, settings, replay_dir, peers, log, ledger, resume_info,
@@ -413,7 +400,7 @@ async def play_one_game(
     if on_start is not None:
         on_start(side.writer.path)
     try:
-        return await continue_game(conn, me, seat, agent, side, peer_name, log, on_move)
+        return await continue_game(conn, agent, side, peer_name, log, watch)
     except PeerRefused as e:
         if len(side.records) > 2:
             raise
@@ -443,19 +430,24 @@ def sidecar_path(replay: Path) -> Path:
     return replay.with_name("." + replay.name + ".session")
 
 
-async def continue_game(
-    conn: Connection, me: Identity, seat: int, agent: Agent, side: _Side, peer_name: str,
-    log: Callable[[str], None], on_move: Callable[[Game, int, int, str], None] | None,
-) -> GameReport:
-    begin = getattr(agent, "begin_game", None)
-    if callable(begin):  # a person's screen wants the names and seat before the first move
-        begin(seat, side.ref.spec.names, side.ref.spec.manifest)
+async def continue_game(conn: Connection, agent: object, side: _Side, peer_name: str,
+                        log: Callable[[str], None], watch: Watch | None = None) -> GameReport:
+    """Play the game of ``side`` to its end (a new game after its hellos, or a resumed one)."""
+    seat = side.seat
+    me = seat.me
+    assert me is not None
+    agent = as_agent(agent, seat)
+    agent.begin(me, seat.spec.names, seat.spec.manifest)
+    told = _Teller(agent, watch)
+    if len(side.records) > 2:
+        # A resumed game: the screen starts from where the game stands.
+        told(seat.resumed())
     try:
-        await _play(conn, me, seat, agent, side, log, on_move)
+        await _play(conn, agent, side, log, told)
     except PeerRefused:
         raise  # the peer stopped on purpose and said why: it will not resume
     except PeerGone as e:
-        hint = resume_hint(side.writer.path, seat, peer_name) if side.sidecar else ""
+        hint = resume_hint(side.writer.path, me, peer_name) if side.sidecar else ""
         raise PeerGone(f"{e}{hint}") from None
     except (PeerMisbehaved, Refused):
         raise
@@ -464,15 +456,27 @@ async def continue_game(
         raise
     finally:
         side.writer.close()
-    assert side.ref.outcome is not None
+    assert seat.outcome is not None
     # The sidecar stays until the peer is known to hold the result (see forget_session):
     # it may still need our last messages (basilica resume).
-    game = side.ref.game
+    game = seat.game
     if game is None:  # a forfeit before the setup
-        game = Game.new(side.ref.spec.manifest, side.ref.spec.options, bytes(32))
-    delivered = open_envelope(side.records[-1]).sender != me.public
-    return GameReport(side.writer.path, seat, peer_name, side.ref.outcome, game, side.sidecar, delivered,
-                      side.ref.spec.clock)
+        game = Game.new(seat.spec.manifest, seat.spec.options, bytes(32))
+    delivered = open_envelope(side.records[-1]).sender != seat.spec.players[me]
+    return GameReport(side.writer.path, me, peer_name, seat.outcome, game, side.sidecar, delivered, seat.spec.clock)
+
+
+class _Teller:
+    """Tells our agent (and the watcher, if any) each event of our seat."""
+
+    def __init__(self, agent: Agent, watch: Watch | None) -> None:
+        self.agent, self.watch = agent, watch
+
+    def __call__(self, events: tuple[SeatEvent, ...]) -> None:
+        for event in events:
+            self.agent.observe(event)
+            if self.watch is not None:
+                self.watch(event)
 
 
 def forget_session(sidecar: Path | None) -> None:
@@ -565,12 +569,11 @@ async def _handshake(
     names = (first.body["name"], second.body["name"])
     spec = GameSpec(game, (first.sender, second.sender), names, settings.options, settings.manifest,
                     settings.shuffle, settings.clock)
-    # Drawn now and written to the session file below, before the replay holds anything: every
-    # deal step and share of ours is a function of it, so a resume must find the same one.
-    secret = os.urandom(32) if settings.shuffle == HIDDEN_DEAL else b""
-    ref = Referee(spec, seat, secret) if secret else Referee(spec)
-    ref.feed(first)
-    ref.feed(second)
+    # A hidden deal's secret is drawn now, by the seat, and written to the session file below
+    # before the replay holds anything: every deal step and share of ours is a function of it,
+    # so a resume must find the same one.
+    secrets = SeatSecrets(deal=os.urandom(32)) if settings.shuffle == HIDDEN_DEAL else SeatSecrets()
+    ours = Seat(spec, me, entropy=os.urandom, secrets=secrets)
     header = Header(settings.options.ruleset.value, settings.options.festum, settings.options.festum_removal,
                     bytes.fromhex(settings.manifest.hash), game, ((first.sender, names[0]), (second.sender, names[1])),
                     protocol=spec.protocol, shuffle=settings.shuffle, clock=settings.clock)
@@ -583,9 +586,7 @@ async def _handshake(
     except OSError as e:
         await conn.tell_error("the other side cannot record the game")
         raise SessionError(f"cannot create {path}: {e.strerror}") from None
-    side = _Side(ref, writer, deal_secret=secret)
-    if settings.clock is not None:
-        side.clocks = Clocks(settings.clock, names, seat)
+    side = _Side(ours, writer)
     if resume_info is not None:
         # Written before anything is recorded in the replay: a replay never exists without
         # the file that says how to resume it (a kill in between left one unresumable).
@@ -593,6 +594,9 @@ async def _handshake(
         side.info = dict(resume_info, peer=theirs["name"])
         side.save()
     for env in (first, second):
+        got = ours.receive(env, known=True)
+        if isinstance(got, SeatRefused):  # the spec is made of these very hellos
+            raise ProtocolError(got.detail)
         _record(side, env.raw)
     if seat == 1:
         await conn.send_envelope(second.raw)  # recorded (and fsynced) before it is sent
@@ -620,200 +624,151 @@ def _check_hello(env: Envelope, game: bytes, seq: int, prev: bytes) -> None:
         raise ProtocolError(f"expected the hello as message {seq}, got {env.type} {env.seq}")
 
 
-async def _play(
-    conn: Connection, me: Identity, seat: int, agent: Agent, side: _Side, log: Callable[[str], None],
-    on_move: Callable[[Game, int, int, str], None] | None,
-) -> None:
-    ref = side.ref
-    if conn.timeouts.move is not None and callable(getattr(agent, "limit_time", None)):
+async def _play(conn: Connection, agent: Agent, side: _Side, log: Callable[[str], None], told: _Teller) -> None:
+    seat = side.seat
+    me = seat.me
+    assert me is not None
+    if conn.timeouts.move is not None:
         agent.limit_time(NETWORK_SHARE * conn.timeouts.move)  # a cmd: bot answers before a --move-time claim
-    clocks = side.clocks
-    while not ref.finished:
-        step, who = ref.waiting_for()
-        turn = ref.game.turn if ref.game is not None else 0
-        plies = len(ref.game.history) if ref.game is not None else 0
-        # Who moves, as the rules say: in a hidden deal a move is applied only once the
-        # other side's share opens its tile, so the sender of the applying message may
-        # be the other player (the line client told a bot's moves as "You placed...").
-        mover = ref.game.to_move if ref.game is not None and ref.game.to_move is not None else who
-        # A decision is timed from the moment this side's referee says it is due.
-        timed = clocks is not None and step in DECISIONS and not side.resent
-        if clocks is not None and timed and clocks.running is None:
-            clocks.start(who, trio.current_time())
-            show_clocks({seat: agent}, clocks, trio.current_time())
-        if who == seat and not side.resent:
-            try:
-                env = await _make(me, seat, agent, side, step, conn)
-            except _OwnFlag:
-                await _await_claim(conn, side, seat, agent, log)
+    while not seat.finished:
+        step = seat.due()
+        # A decision is timed from the moment this side's seat says it is due (not while the
+        # peer sends back what our file lost after a resume).
+        timed = step.decision and not side.resent
+        if timed:
+            told(seat.begin(trio.current_time()))
+        if step.who == me and not side.resent:
+            if not await _send_own(conn, agent, side, log, told):
                 return
-            except BotFailed as e:
-                # Our player failed (raised, answered an illegal action; a cmd: bot also
-                # crashed, hung or broke its protocol): we resign, signed, so that both
-                # replays end as a finished game (docs/bots.md).
-                log(f"{e}: we forfeit this game")
-                await _record_forfeit(conn, me, side, seat, _public_reason(e, agent))
-                return
-            try:
-                ref.feed(env)  # our own message goes through the same checks
-            except ProtocolError as e:
-                # Not the peer's doing as far as we can show (the peer's messages were all
-                # accepted): say so in one line rather than with a traceback.
-                await conn.tell_error("the other side stopped: its own next message was refused")
-                raise SessionError(f"our own next message was refused: {e}") from None
-            # An acknowledgement is a function of the state, and Ed25519 signing is
-            # deterministic: if a power loss takes it before our next fsync, the peer
-            # holds the very same bytes and sends them back on resume.  So it goes
-            # out first; everything we choose is durable before it is sent.
-            _record(side, env.raw, sync=step != "ack")
-            await conn.send_envelope(env.raw)
-            if step == "action":
-                _start_prefetch(conn, agent, side, seat)
-                # A round trip is timed only when we did not think meanwhile, so it
-                # measures the network and the peer, not our own next decision.
-                conn._sent_at = trio.current_time() if side.prefetch is None else None
         else:
-            # A decision may take a person's time (unlimited unless --move-time); every
-            # other message needs no thinking and is due within the handshake timeout.
-            thinking = step in ("action", "jcommit") and not side.resent
-            limit = conn.timeouts.move if thinking else conn.timeouts.handshake
-            deadline = None if limit is None else trio.current_time() + limit
-            lag = lag_allowance(conn.round_trips)
-            flag_at = clocks.deadline(lag) if clocks is not None and timed else None
-            try:
-                raw = await conn.receive_envelope(flag_at if deadline is None else min(deadline, flag_at or deadline))
-            except PeerTimeout as e:
-                # (a hair of float slack: the wait ends at now + (flag_at - now), which may round below)
-                if clocks is not None and flag_at is not None and trio.current_time() >= flag_at - 1e-6:
-                    await _claim_on_time(conn, me, side, seat, agent, lag)
-                    return
-                late = deadline is not None and trio.current_time() >= deadline
-                game = ref.game
-                # A hidden deal's secrets come after the board's decision but before the
-                # results (PROTOCOL.md §5b): one withheld is an absence like any other.
-                if late and (step == "secret" or not (game is not None and game.over)):
-                    what = "decision" if thinking else step
-                    await _record_forfeit(conn, me, side, 1 - seat, f"no {what} within {limit:g} s")
-                    return
-                raise PeerGone(str(e)) from None
-            except PeerClosed as e:
-                raise PeerGone(f"the connection ended: {e}") from None
-            # While catching up, a message may be one of ours that our replay lost
-            # (see above); only we can have signed it, and the referee checks it.
-            got = await _accept(conn, side, raw, seat, log, ours_ok=bool(side.resent))
-            side.resent = max(0, side.resent - 1)
-            if clocks is not None and timed and got.type in DECISIONS:
-                clocks.stop(trio.current_time(), lag)
-                show_clocks({seat: agent}, clocks, trio.current_time())
-            if step == "ack" and conn._sent_at is not None:
-                conn.round_trips.append(trio.current_time() - conn._sent_at)
-                conn._sent_at = None
-        # Told only when a move was applied: a forfeit can come where an action was due.
-        if on_move is not None and ref.game is not None and len(ref.game.history) > plies:
-            on_move(ref.game, turn, mover, format_action(ref.game.history[-1]))
+            if not await _take_peers(conn, agent, side, step.kind, timed, log, told):
+                return
 
 
-def _start_prefetch(conn: Connection, agent: Agent, side: _Side, seat: int) -> None:
-    """If the next decision of the game is ours, start choosing it now, in a worker thread."""
-    g = side.ref.game
-    if conn.nursery is None or g is None or g.over or g.to_move != seat or getattr(agent, "blocking", False):
-        return  # a person at a prompt is asked when the time comes, not ahead of it
-    if g.secret_jester_round() or (side.prefetch is not None and side.prefetch.ply == len(g.history)):
-        return
-    if side.ref.table is not None:
-        # A hidden deal: after our action a shares round may come before the acknowledgement
-        # (the action waits for its reveals), and cards may open after it, so the position
-        # we would choose from is not yet the one we will decide in.  No prefetch there.
+async def _send_own(conn: Connection, agent: Agent, side: _Side, log: Callable[[str], None], told: _Teller) -> bool:
+    """Make, record and send our due message; False when the game ended on our side (we resigned,
+    or our flag fell and the peer's claim came)."""
+    seat = side.seat
+    step = seat.due()
+    made: Outgoing | Late
+    if step.decision:
+        answer = await _decide(conn, agent, side)
+        if answer is None:  # our flag fell at the prompt: we never send late
+            told(seat.stop_own_clock(trio.current_time()))
+            await _await_claim(conn, side, log, told)
+            return False
+        if isinstance(answer, Resign):
+            # Our player failed (raised, answered an illegal action; a cmd: bot also
+            # crashed, hung or broke its protocol) or left: we resign, signed, so that both
+            # replays end as a finished game (docs/bots.md).
+            log(f"{answer.told}: we forfeit this game")
+            await _record_final(conn, side, seat.resign(answer.public_reason or answer.reason), told)
+            return False
+        made = await _made(conn, seat, answer)
+    else:
+        made = await _made(conn, seat, None)
+    if isinstance(made, Late):
+        told(made.events)
+        await _await_claim(conn, side, log, told)
+        return False
+    if made.secrets is not None:
+        side.save()  # a secret must survive a crash, or its reveal could never come
+    # An acknowledgement is a function of the state, and Ed25519 signing is deterministic:
+    # if a power loss takes it before our next fsync, the peer holds the very same bytes and
+    # sends them back on resume.  So it goes out first; everything we choose is durable
+    # before it is sent.
+    _record(side, made.envelope.raw, sync=step.kind is not StepKind.ACK)
+    await conn.send_envelope(made.envelope.raw)
+    told(made.events)
+    if step.kind is StepKind.ACTION:
+        _start_prefetch(conn, agent, side)
+        # A round trip is timed only when we did not think meanwhile, so it measures the
+        # network and the peer, not our own next decision.
+        conn._sent_at = trio.current_time() if side.prefetch is None else None
+    return True
+
+
+async def _made(conn: Connection, seat: Seat, answer: Action | None) -> Outgoing | Late:
+    try:
+        return seat.make(answer, trio.current_time())
+    except OwnMessageRefused as e:
+        # Not the peer's doing as far as we can show (the peer's messages were all
+        # accepted): say so in one line rather than with a traceback.
+        await conn.tell_error("the other side stopped: its own next message was refused")
+        raise SessionError(str(e)) from None
+
+
+async def _take_peers(conn: Connection, agent: Agent, side: _Side, kind: StepKind, timed: bool,
+                      log: Callable[[str], None], told: _Teller) -> bool:
+    """Read, check and record the peer's due message; False when the game ended on our side (a
+    claim of ours on time or by absence)."""
+    seat = side.seat
+    # A decision may take a person's time (unlimited unless --move-time); every other
+    # message needs no thinking and is due within the handshake timeout.
+    thinking = kind in (StepKind.ACTION, StepKind.JCOMMIT) and not side.resent
+    limit = conn.timeouts.move if thinking else conn.timeouts.handshake
+    deadline = None if limit is None else trio.current_time() + limit
+    lag = lag_allowance(conn.round_trips)
+    flag_at = seat.peer_deadline(lag) if timed else None
+    try:
+        raw = await conn.receive_envelope(flag_at if deadline is None else min(deadline, flag_at or deadline))
+    except PeerTimeout as e:
+        # (a hair of float slack: the wait ends at now + (flag_at - now), which may round below)
+        if flag_at is not None and trio.current_time() >= flag_at - 1e-6:
+            await _record_final(conn, side, seat.claim_on_time(trio.current_time(), lag), told)
+            return False
+        late = deadline is not None and trio.current_time() >= deadline
+        game = seat.game
+        # A hidden deal's secrets come after the board's decision but before the
+        # results (PROTOCOL.md §5b): one withheld is an absence like any other.
+        if late and (kind is StepKind.SECRET or not (game is not None and game.over)):
+            what = "decision" if thinking else kind.value
+            await _record_final(conn, side, seat.claim_forfeit(f"no {what} within {limit:g} s"), told)
+            return False
+        raise PeerGone(str(e)) from None
+    except PeerClosed as e:
+        raise PeerGone(f"the connection ended: {e}") from None
+    # While catching up, a message may be one of ours that our replay lost (see
+    # _send_own); only we can have signed it, and the seat checks it.
+    got = await _accept(conn, side, raw, lag)
+    side.resent = max(0, side.resent - 1)
+    if kind is StepKind.ACK and conn._sent_at is not None:
+        conn.round_trips.append(trio.current_time() - conn._sent_at)
+        conn._sent_at = None
+    told(got)
+    return True
+
+
+def _start_prefetch(conn: Connection, agent: Agent, side: _Side) -> None:
+    """If the next decision of the game is ours and certain, choose it now (a bot's, inline)."""
+    if conn.nursery is None or agent.traits.blocking:
+        return  # a person (or a program) at a prompt is asked when the time comes, not ahead of it
+    ask = side.seat.ask_ahead()
+    if ask is None or (side.prefetch is not None and side.prefetch.ply == ask.ply):
         return
     # Chosen right away, before we wait for the acknowledgement: the peer checks,
     # records and acknowledges in its own process meanwhile, and its answer waits
     # in the socket.  (A thread would only add a hand-off and contend for the GIL.)
-    pre = _Prefetch(len(g.history))
-    try:
-        pre.action = checked_choose(agent, observe(g, seat), g.legal_actions())
-    except BotFailed as e:  # reported when the choice is needed
-        pre.error = e
-    pre.done.set()
-    side.prefetch = pre
+    side.prefetch = _Prefetch(ask.ply, agent.choose(ask))
 
 
-async def _accept(
-    conn: Connection, side: _Side, raw: bytes, seat: int, log: Callable[[str], None], ours_ok: bool = False,
-) -> Envelope:
-    """Check a peer's envelope; on any flaw, tell the peer, keep the evidence, disconnect."""
-    ref = side.ref
-    try:
-        env = open_envelope(raw)
-    except ProtocolError as e:
-        await conn.tell_error(f"rejected message {ref.seq}: {e}")
-        raise PeerMisbehaved(f"the peer sent an invalid message: {e}") from None
-    if env.seq < ref.seq and env.game == ref.spec.game and env.raw != side.records[env.seq]:
-        held = open_envelope(side.records[env.seq])
-        if held.sender == env.sender:
-            path = write_evidence(side, held.raw, env.raw)
-            await conn.tell_error(f"you signed two different messages for seq {env.seq}")
-            raise PeerMisbehaved(f"the peer signed two different messages for seq {env.seq}; evidence in {path}")
-        if held.sender == ref.spec.players[seat] and env.sender == ref.spec.players[1 - seat]:
-            if env.type in ("forfeit", "timeout"):
-                # A resignation or claim of the peer's crossed our message in flight (both were
-                # due at once): no one misbehaved, but the two records part here for good.
-                what = f"forfeit ({printable(env.body['reason'], 200)})" if env.type == "forfeit" else "claim on time"
-                await conn.tell_error(f"your {what} crossed our {held.type}: our records part at message {env.seq}")
-                raise Refused(f"the peer's {what} crossed our {held.type} at message {env.seq}: the two "
-                              "records part there and cannot be joined; ours stays valid up to the message before")
-            # Message env.seq was ours to send, and we sent it: the peer spoke out of turn.
-            await conn.tell_error(f"your {env.type} came out of turn: message {env.seq} was ours ({held.type})")
-            raise PeerMisbehaved(f"the peer sent {_a(env.type)} out of turn: message {env.seq} was ours "
-                                 f"({held.type}), not the peer's")
-    if env.type == "takeback":
-        # Takebacks are for local games (docs/playing.md): after one the same tiles come
-        # again, so a side that asks would learn what the other cannot.
-        await conn.tell_error("takebacks are for local games only")
-        raise PeerMisbehaved("the peer asked for a takeback: takebacks are for local games only")
-    if env.sender != ref.spec.players[1 - seat] and not (ours_ok and env.sender == ref.spec.players[seat]):
-        await conn.tell_error(f"message {env.seq} is not signed by you")
-        raise PeerMisbehaved(f"message {env.seq} is not signed by the peer's key")
-    if env.type == "forfeit" and env.sender != ref.spec.players[seat] and _names_us(env, ref, seat):
-        # A peer may resign; it may not declare that we did.  A claim that we forfeit is
-        # made by the side that waited, in its own replay: we never countersign it by
-        # recording it (docs/network.md, "Who may sign a forfeit").
-        reason = printable(env.body.get("reason", ""), 200) if isinstance(env.body, dict) else ""
-        await conn.tell_error("refused: your forfeit names us as the loser; only your own resignation is accepted")
-        raise PeerMisbehaved(f"the peer signed a forfeit naming us as the loser ({reason}): refused, a side "
-                             "accepts only the other's own resignation")
-    try:
-        ref.feed(env)
-    except ProtocolError as e:
-        await conn.tell_error(f"rejected: {e}")
-        raise PeerMisbehaved(f"the peer broke the protocol: {e}") from None
-    # Recorded now; made durable by the fsync of our next own record, which
-    # comes before anything we send in answer (so before we acknowledge it).
+async def _accept(conn: Connection, side: _Side, raw: bytes, lag: float) -> tuple[SeatEvent, ...]:
+    """Have the seat take the peer's envelope and record it; on any flaw, tell the peer, keep the
+    evidence, disconnect."""
+    got = side.seat.receive(raw, trio.current_time(), lag, ours_ok=bool(side.resent))
+    if isinstance(got, SeatRefused):
+        await conn.tell_error(got.notice)
+        if got.kind is Refusal.EQUIVOCATION:
+            assert got.evidence is not None
+            path = write_evidence(side, *got.evidence)
+            raise PeerMisbehaved(f"{got.reason}; evidence in {path}")
+        if got.kind is Refusal.CROSSED:
+            raise Refused(got.reason)
+        raise PeerMisbehaved(got.reason)
+    # Recorded now; made durable by the fsync of our next own record, which comes before
+    # anything we send in answer (so before we acknowledge it).
     _record(side, raw, sync=False)
-    return env
-
-
-def _a(word: str) -> str:
-    return ("an " if word[:1] in "aeiou" else "a ") + word
-
-
-def _names_us(env: Envelope, ref: Referee, seat: int) -> bool:
-    """A forfeit naming us as loser that the rules do not oblige us to accept.  The one
-    exception: our own reveal did not match our commitment, and this forfeit is the
-    one the protocol then requires of the peer (PROTOCOL.md §5)."""
-    loser = env.body.get("loser")
-    if loser != seat + 1:
-        return False
-    return ref.waiting_for() != ("forfeit", 1 - seat)
-
-
-def _public_reason(e: BotFailed, agent: Agent) -> str:
-    """The forfeit reason the peer sees: a ``cmd:`` bot is named by its program's file
-    name, never by its local path (the peer has no business knowing our folders)."""
-    spec = getattr(agent, "spec", None)
-    if not (isinstance(spec, str) and spec.startswith("cmd:") and e.bot == spec):
-        return e.reason  # a built-in or module:Class bot, or a person
-    public = BotFailed(bot_label(agent, public=True), e.what, e.player)
-    return public.reason
+    return got.events
 
 
 def lag_allowance(round_trips: list[float]) -> float:
@@ -824,163 +779,63 @@ def lag_allowance(round_trips: list[float]) -> float:
     return min(MAX_LAG, ordered[len(ordered) // 2])
 
 
-class _OwnFlag(Exception):
-    """Our own clock ran out while we decided: the peer claims the game (we never send late)."""
-
-
-async def _claim_on_time(conn: Connection, me: Identity, side: _Side, seat: int, agent: Agent, lag: float) -> None:
-    """The peer's clock ran out by ours, lag allowed: sign the claim with our own figures."""
-    clocks = side.clocks
-    assert clocks is not None
-    left = clocks.left[1 - seat]
-    waited = clocks.used(trio.current_time(), lag)
-    clocks.stop(trio.current_time(), lag)
-    show_clocks({seat: agent}, clocks, trio.current_time())
-    # Rounded to the millisecond at the deadline, ``waited`` is ``left``; never below, or our
-    # own claim would be refused as early.
-    await _record_final(conn, me, side, "timeout", {"loser": 2 - seat, "left": left, "waited": max(left, waited)})
-
-
-async def _await_claim(conn: Connection, side: _Side, seat: int, agent: Agent, log: Callable[[str], None]) -> None:
+async def _await_claim(conn: Connection, side: _Side, log: Callable[[str], None], told: _Teller) -> None:
     """After our own flag fell: the peer's claim (or resignation) is all that may come."""
-    clocks = side.clocks
-    assert clocks is not None
-    if clocks.running == seat:  # stopped at the prompt: the time is all used
-        clocks.stop(trio.current_time())
-    show_clocks({seat: agent}, clocks, trio.current_time())
     log("our clock ran out: waiting for the other side's claim on time")
     deadline = trio.current_time() + conn.timeouts.handshake + MAX_LAG
-    while not side.ref.finished:
+    while not side.seat.finished:
         try:
             raw = await conn.receive_envelope(deadline)
         except PeerTimeout:
             raise PeerGone("our clock ran out and the other side made no claim on time") from None
-        await _accept(conn, side, raw, seat, log)
+        told(await _accept(conn, side, raw, 0.0))
 
 
-async def _record_forfeit(conn: Connection, me: Identity, side: _Side, loser: int, reason: str) -> None:
-    await _record_final(conn, me, side, "forfeit", {"loser": loser + 1, "reason": reason})
-
-
-async def _record_final(conn: Connection, me: Identity, side: _Side, type_: str, body: dict[str, Any]) -> None:
-    """Sign, record and (best effort) send the message that ends the game."""
-    ref = side.ref
-    env = seal(me.key, ref.spec.game, ref.seq, ref.prev, type_, body)
-    ref.feed(env)
-    _record(side, env.raw)
+async def _record_final(conn: Connection, side: _Side, out: Outgoing, told: _Teller) -> None:
+    """Record and (best effort) send the message that ends the game."""
+    _record(side, out.envelope.raw)
     with trio.move_on_after(2):
         try:
-            await conn.send_envelope(env.raw)
+            await conn.send_envelope(out.envelope.raw)
         except (PeerClosed, PeerGone):
             pass  # recorded and signed; the peer learns it on resume or from its own replay
+    told(out.events)
 
 
-async def _make(
-    me: Identity, seat: int, agent: Agent, side: _Side, step: str, conn: Connection | None = None,
-) -> Envelope:
-    ref = side.ref
-    g = ref.game
-    game_id = ref.spec.game
-    body: dict[str, Any]
-    if step == "commit":
-        side.nonce = new_nonce()
-        side.save()  # the nonce must survive a crash, or the reveal could never come
-        body = {"commitment": commitment(game_id, me.public, side.nonce)}
-    elif step == "reveal":
-        body = {"nonce": side.nonce}
-    elif step == "action":
-        assert g is not None
-        pre, side.prefetch = side.prefetch, None
-        if pre is not None and pre.ply == len(g.history):
-            await pre.done.wait()
-            if pre.error is not None:
-                raise pre.error  # a BotFailed: we forfeit (see _play)
-            action = pre.action
-            if action not in g.legal_actions():
-                raise SessionError(f"our player chose an illegal action {action!r}")
-        else:
-            action = await _decide(agent, g, seat, conn, side.clocks)
-        assert action is not None
-        body = {"ply": len(g.history), "action": format_action(action)}
-        _own_figure(side, seat, agent, body)
-    elif step == "ack":
-        assert g is not None and ref.ack_ply is not None
-        body = {"ply": ref.ack_ply, "state": bytes.fromhex(g.state_hash())}
-    elif step == "jcommit":
-        assert g is not None
-        view = g
-        if g.to_move != seat:
-            # We choose second, without knowing the first colours: any
-            # stand-in for them gives us the same observation and options.
-            view = g.clone()
-            view.apply(view.legal_actions()[0])
-        text = format_action(await _decide(agent, view, seat, conn, side.clocks))
-        figure: dict[str, Any] = {}
-        _own_figure(side, seat, agent, figure)  # stopped before the commitment is made durable
-        salt = new_nonce()
-        side.jester = (text, salt)
-        side.save()
-        ply = ref.jester_ply(seat)
-        body = {"ply": ply, "commitment": jester_commitment(game_id, me.public, ply, text, salt), **figure}
-    elif step == "jreveal":
-        assert side.jester is not None
-        text, salt = side.jester
-        body = {"ply": ref.jester_ply(seat), "action": text, "salt": salt}
-    elif step == "result":
-        assert g is not None
-        body = {"scores": list(g.scores), "state": bytes.fromhex(g.state_hash()), "end": g.end_reason}
-    elif step == "deal":
-        assert ref.table is not None
-        body = ref.table.make_deal()
-    elif step == "shares":
-        assert ref.table is not None
-        body = ref.table.make_shares()
-    elif step == "secret":
-        body = {"secret": side.deal_secret}
-    elif step == "forfeit":
-        # The peer's reveal did not match its commitment: a recorded forfeit, never a re-roll.
-        body = {"loser": 2 - seat, "reason": "the reveal did not match the commitment"}
-    else:  # pragma: no cover
-        raise AssertionError(step)
-    return seal(me.key, game_id, ref.seq, ref.prev, step, body)
+async def _decide(conn: Connection, agent: Agent, side: _Side) -> Action | Resign | None:
+    """Our player's decision (taken from a prefetch when one was made for it); None if a person's
+    clock ran out at the prompt; :class:`PeerGone` if the connection breaks meanwhile."""
+    seat = side.seat
+    ask = seat.ask()
+    assert ask is not None
+    pre, side.prefetch = side.prefetch, None
+    if pre is not None and pre.ply == ask.ply:
+        answer: Decision = pre.decision
+    else:
+        answer = await _ask(conn, agent, seat, ask)
+    while isinstance(answer, TakeBack):
+        # Takebacks are for local games only (docs/playing.md); a client that offers one here
+        # is asked again.
+        answer = await _ask(conn, agent, seat, ask)
+    return answer
 
 
-def _own_figure(side: _Side, seat: int, agent: Agent, body: dict[str, Any]) -> None:
-    """Stop our clock; put our remaining time in ``body``, or raise :class:`_OwnFlag` if it ran out."""
-    clocks = side.clocks
-    if clocks is None:
-        return
-    clocks.stop(trio.current_time())
-    show_clocks({seat: agent}, clocks, trio.current_time())
-    if clocks.flagged == seat:
-        raise _OwnFlag()
-    body["clock"] = clocks.left[seat]
-
-
-async def _decide(agent: Agent, g: Game, seat: int, conn: Connection | None = None,
-                  clocks: Clocks | None = None) -> Action:
-    """Our player's decision; :class:`BotFailed` if it raises or answers an illegal action,
-    :class:`PeerGone` if the connection breaks meanwhile, :class:`_OwnFlag` if a person's
-    clock runs out at the prompt."""
-    legal = g.legal_actions()
-    obs = observe(g, seat)
-    if getattr(agent, "blocking", False):
-        if conn is not None and conn.broken:
-            raise PeerGone("the other side has gone: the connection broke")
-        # A person (or a slow bot) thinks in a worker thread, so that keepalives flow meanwhile.
-        until = clocks.deadline() if clocks is not None and clocks.running == seat else float("inf")
-        with trio.CancelScope(deadline=until) as scope:
-            if conn is not None:
-                conn.deciding = scope
-            try:
-                return await trio.to_thread.run_sync(checked_choose, agent, obs, legal, abandon_on_cancel=True)
-            finally:
-                if conn is not None:
-                    conn.deciding = None
-        if trio.current_time() >= until:
-            raise _OwnFlag()
-        raise PeerGone("the other side has gone: the connection broke while you were deciding")
-    return checked_choose(agent, obs, legal)
+async def _ask(conn: Connection, agent: Agent, seat: Seat, ask: Ask) -> Decision | None:
+    if not agent.traits.blocking:
+        return agent.choose(ask)
+    if conn.broken:
+        raise PeerGone("the other side has gone: the connection broke")
+    # A person (or a program) thinks in a worker thread, so that keepalives flow meanwhile.
+    until = seat.own_deadline()
+    with trio.CancelScope(deadline=until if until is not None else float("inf")) as scope:
+        conn.deciding = scope
+        try:
+            return await trio.to_thread.run_sync(agent.choose, ask, abandon_on_cancel=True)
+        finally:
+            conn.deciding = None
+    if until is not None and trio.current_time() >= until:
+        return None
+    raise PeerGone("the other side has gone: the connection broke while you were deciding")
 
 
 def write_evidence(side: _Side, a: bytes, b: bytes) -> Path:
@@ -1007,12 +862,12 @@ async def resume_exchange(conn: Connection, side: _Side, log: Callable[[str], No
     Both replays are prefixes of one chain, so the side that holds more
     holds everything the other has; what it resends comes from its file,
     byte for byte, never made again.  That may include the other side's own
-    acknowledgements, sent before they were fsynced (see ``_play``).  What
+    acknowledgements, sent before they were fsynced (see ``_send_own``).  What
     the peer resends comes in through the normal checks of the play loop.
     """
     import hashlib
 
-    game = side.ref.spec.game
+    game = side.seat.spec.game
     have = len(side.records)
     tip = hashlib.sha256(side.records[-1]).digest()
     await conn.framed.send_control("resume", game=game, have=have, tip=tip)
@@ -1038,14 +893,14 @@ async def resume_exchange(conn: Connection, side: _Side, log: Callable[[str], No
 def side_from_replay(path: Path, manifests: dict[str, Manifest], me: Identity) -> tuple[_Side, int]:
     """Rebuild a side from its replay (a torn tail is cut off first) and its sidecar.
 
-    For a hidden deal the referee is a live side's, with our deal secret from the
-    sidecar: fed the replay, it remakes our own deal steps and checks they are the
-    recorded ones, and can make the next ones exactly as before the break.
+    The replay is walked into a live seat with our secrets from the sidecar: for a
+    hidden deal, fed the replay, it remakes our own deal steps and checks they are
+    the recorded ones, and can make the next ones exactly as before the break.
     """
     import json
 
     from ..replay.file import ReplayError
-    from ..replay.verify import spec_from_replay
+    from ..replay.walk import seat_for, spec_from_replay, walk
 
     writer, replay = ReplayWriter.open_append(path)
     sidecar = sidecar_path(path)
@@ -1057,45 +912,55 @@ def side_from_replay(path: Path, manifests: dict[str, Manifest], me: Identity) -
         data = {}
     try:
         spec = spec_from_replay(replay, manifests)
-        seat = spec.player_of(me.public)
-        if seat is None:
+        if spec.player_of(me.public) is None:
             writer.close()
             raise Refused(f"{path} is not a game of this identity ({me.name})")
-        secret = b""
-        if spec.shuffle == HIDDEN_DEAL:
-            try:
-                secret = bytes.fromhex(data["deal_secret"])
-            except (KeyError, TypeError, ValueError):
-                secret = b""
-            if len(secret) != 32:
-                secret = b""
-        try:
-            ref = Referee(spec, seat, secret) if secret else Referee(spec)
-        except ProtocolError as e:
-            raise ReplayError(0, replay.offsets[0], str(e)) from None
-        for i, raw in enumerate(replay.records, start=1):
-            try:
-                ref.feed(open_envelope(raw))
-            except ProtocolError as e:
-                raise ReplayError(i, replay.offsets[i], str(e)) from None
+        secrets = _secrets_of(data)
+        if spec.shuffle == HIDDEN_DEAL and not secrets.deal:
+            # Without our deal secret the seat could not remake our deal steps: the file is
+            # checked as a verifier would, and only a finished game can be taken as it is.
+            verifier = seat_for(replay, manifests, views=False)
+            refused = walk(replay, verifier)
+            if refused is not None:
+                raise _record_error(replay, verifier, refused)
+            if not verifier.finished:
+                writer.close()
+                raise Refused(f"{sidecar} holds no deal secret for this game dealt by {HIDDEN_DEAL}: without it "
+                              "our next deal step, share or secret cannot be made, so the game cannot go on")
+            secrets = SeatSecrets(secrets.nonce, secrets.jester, b"")
+        ours = seat_for(replay, manifests, me, secrets)
+        refused = walk(replay, ours)
+        if refused is not None:
+            raise _record_error(replay, ours, refused)
     except ReplayError:
         writer.close()
         raise
-    if spec.shuffle == HIDDEN_DEAL and not secret and not ref.finished:
-        writer.close()
-        raise Refused(f"{sidecar} holds no deal secret for this game dealt by {HIDDEN_DEAL}: without it "
-                      "our next deal step, share or secret cannot be made, so the game cannot go on")
-    side = _Side(ref, writer, list(replay.records), deal_secret=secret)
-    if spec.clock is not None:
+    if ours.clocks is not None:
         # After a break each clock goes on from its owner's last signed figure: the time
         # the break took is nobody's thinking (docs/clocks.md).
-        side.clocks = Clocks(spec.clock, spec.names, seat)
-        side.clocks.left = list(ref.signed)
-    side.sidecar = sidecar
+        ours.clocks.left = list(ours.referee.signed)
+    side = _Side(ours, writer, sidecar)
     side.info = {k: v for k, v in data.items() if k not in ("format", "nonce", "jester", "deal_secret")}
-    if isinstance(data.get("nonce"), str):
-        side.nonce = bytes.fromhex(data["nonce"])
+    assert ours.me is not None
+    return side, ours.me
+
+
+def _secrets_of(data: dict[str, Any]) -> SeatSecrets:
+    """Our secrets as the sidecar keeps them; what is missing or malformed is left out."""
+    def hexed(value: object, size: int | None = None) -> bytes:
+        try:
+            raw = bytes.fromhex(value) if isinstance(value, str) else b""
+        except ValueError:
+            return b""
+        return raw if size is None or len(raw) == size else b""
+
     j = data.get("jester")
-    if isinstance(j, list) and len(j) == 2:
-        side.jester = (j[0], bytes.fromhex(j[1]))
-    return side, seat
+    jester = (j[0], hexed(j[1])) if isinstance(j, list) and len(j) == 2 and isinstance(j[0], str) else None
+    return SeatSecrets(hexed(data.get("nonce")), jester, hexed(data.get("deal_secret"), 32))
+
+
+def _record_error(replay: Any, seat: Seat, refused: SeatRefused) -> Exception:
+    from ..replay.file import ReplayError
+
+    number = len(seat.records) + 1
+    return ReplayError(number, replay.offsets[number], refused.detail)

@@ -1,60 +1,45 @@
-"""Local games that write verifiable replays: two identities, one process.
+"""Local games that write verifiable replays: both seats of a game, in one process.
 
-Both sides of the protocol run here in turn, exactly as two peers would
-over the network: signed hellos, a real commit-reveal with nonces from the
-operating system, then every decision as a signed action and the other
-side's signed acknowledgement with the state hash, secret Jester colours by
-commit-reveal, and both signed results.  Every envelope is appended (and
-fsynced) to the replay before the next one is made.
+Both sides of the protocol run here in turn, exactly as two peers would over
+the network, because each is a :class:`~basilica_p2p.seat.Seat` of its own:
+signed hellos, a real commit-reveal, every decision as a signed action and
+the other side's signed acknowledgement, secret Jester colours by
+commit-reveal, a hidden deal's steps and shares, and both signed results.
+Every envelope is taken by both seats and appended (fsynced) to the replay
+before the next one is made.  ``basilica play``, ``basilica match``, the
+tournaments, the sample replays and the test vectors all play through here.
 """
 
 from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
-from .. import __version__
-from ..bots import Bot, TakeBack
-from ..clock import Clocks, TimeClaim, TimeControl
-from ..engine import Event, Game, Manifest, Options, format_action, observe
+from .._legacy_agent import as_agent
+from ..agent import Agent, Resign, TakeBack
+from ..clock import TimeClaim, TimeControl
+from ..engine import Game, Manifest, Options
 from ..identity import Identity
-from ..wire import Envelope, SHUFFLE_SCHEME, commitment, game_seed, jester_commitment, new_nonce, seal
+from ..referee import HIDDEN_DEAL, GameSpec, Outcome
+from ..seat import (
+    ClocksChanged,
+    Late,
+    NothingToTakeBack,
+    Outgoing,
+    Refused,
+    Seat,
+    SeatEvent,
+    SeatSecrets,
+    StepKind,
+)
+from ..wire import SHUFFLE_SCHEME, new_nonce
 from ..wire.envelope import PROTOCOL_VERSION
-from ..referee import CLOCK_PROTOCOL, GENESIS, rewind
 from .file import Header, ReplayWriter
 
-
-@dataclass
-class Chain:
-    """Seals envelopes one after another: sequence numbers and the hash chain."""
-
-    game: bytes
-    prev: bytes
-    seq: int = 0
-    sent: list[Envelope] = field(default_factory=list)
-
-    def seal(self, ident: Identity, type_: str, body: dict[str, Any]) -> Envelope:
-        env = seal(ident.key, self.game, self.seq, self.prev, type_, body)
-        self.seq += 1
-        self.prev = env.hash
-        return env
-
-
-def hello_body(ident: Identity, options: Options, manifest: Manifest, shuffle: str = SHUFFLE_SCHEME,
-               clock: TimeControl | None = None) -> dict[str, Any]:
-    """A hello; with a clock it is protocol 2 and names the time control (PROTOCOL.md §4a)."""
-    body = {
-        "protocol": PROTOCOL_VERSION if clock is None else CLOCK_PROTOCOL, "software": f"basilica-p2p {__version__}",
-        "ruleset": options.ruleset.value, "festum": options.festum, "removal": options.festum_removal,
-        "manifest": bytes.fromhex(manifest.hash), "name": ident.name, "shuffle": shuffle,
-    }
-    if clock is not None:
-        body["clock"] = clock.to_wire()
-    return body
+CLOCK_PROTOCOL = 2
 
 
 def make_header(game: bytes, players: tuple[Identity, Identity], options: Options, manifest: Manifest,
@@ -64,30 +49,218 @@ def make_header(game: bytes, players: tuple[Identity, Identity], options: Option
                   protocol=PROTOCOL_VERSION if clock is None else CLOCK_PROTOCOL, shuffle=shuffle, clock=clock)
 
 
-def show_clocks(agents: Mapping[int, object], clocks: Clocks | None, at: float) -> None:
-    """Tell every agent (by seat) that shows clocks, a person's screen, how they stand from its seat."""
-    if clocks is None:
-        return
-    for seat, agent in agents.items():
-        show = getattr(agent, "show_clocks", None)
-        if callable(show):
-            show(clocks.view(at, me=seat))
+@dataclass(frozen=True)
+class Forfeit:
+    """A side that gave the game up (a person who left, a bot that failed): its seat (0 or 1), the
+    reason recorded in its signed forfeit, and one line for the terminal."""
+
+    player: int
+    reason: str
+    summary: str
+
+    def __str__(self) -> str:
+        return self.summary
+
+    @classmethod
+    def of(cls, player: int, why: Resign) -> Forfeit:
+        return cls(player, why.reason, why.told)
 
 
-class _Asked(Exception):
-    """A person's agent asked to take back ``moves`` of its decisions."""
+@dataclass(frozen=True)
+class Played:
+    """How a local game ended: the final game (player 1's seat's, common knowledge), its outcome,
+    and who resigned or lost on time, if anyone did."""
 
-    def __init__(self, asker: int, moves: int) -> None:
-        super().__init__(asker)
-        self.asker, self.moves = asker, moves
+    game: Game
+    outcome: Outcome
+    forfeit: Forfeit | None = None
+    on_time: TimeClaim | None = None
 
 
-class _Flag(Exception):
-    """A player's clock ran out during its decision."""
+def play_both_seats(
+    path: Path,
+    manifest: Manifest,
+    options: Options,
+    players: tuple[Identity, Identity],
+    agents: tuple[object, object],
+    *,
+    shuffle: str = SHUFFLE_SCHEME,
+    clock: TimeControl | None = None,
+    now: Callable[[], float] = time.monotonic,
+    game_id: bytes | None = None,
+    secrets: tuple[SeatSecrets, SeatSecrets] | None = None,
+    salts: Callable[[], bytes] = new_nonce,
+    watch: Callable[[SeatEvent], None] | None = None,
+    interrupted: tuple[int, str] | None = None,
+) -> Played:
+    """Play one game between ``agents`` (agents, or bots made agents) and write its replay to ``path``.
 
-    def __init__(self, loser: int, left: int, waited: int) -> None:
-        super().__init__(loser)
-        self.loser, self.left, self.waited = loser, left, waited
+    ``game_id`` and the seats' ``secrets`` (commit nonces, deal secrets) default
+    to fresh randomness from the operating system, and each secret Jester
+    choice draws its salt from ``salts``; fixed values are for test vectors and
+    for matches that must give the same games every time.  ``watch`` is told
+    player 1's seat's events (a match's log).  ``interrupted``: the seat that
+    resigns, and why, when Ctrl-C stops the game (a person's, in ``basilica
+    play``); the replay then still ends as a finished game.
+
+    With a ``clock`` each side's thinking is timed by ``now`` (seconds); a side
+    whose decision came after its clock ran out loses on time, the other side
+    signing the claim.  An agent may answer a :class:`~basilica_p2p.agent.TakeBack`:
+    both sides sign it and the game goes back to that agent's earlier decision
+    (seeded: the same tiles come again); takebacks need the seeded stack of
+    commit-reveal, and with it they are for local games only (docs/playing.md).
+    An agent's :class:`~basilica_p2p.agent.Resign` is its side's signed forfeit.
+    """
+    if shuffle != SHUFFLE_SCHEME and clock is not None:
+        # A local game of people is seeded (takebacks need it): no clocks with the hidden deal here.
+        raise ValueError(f"a local game with a clock is dealt by {SHUFFLE_SCHEME}, not {shuffle}")
+    game = game_id if game_id is not None else os.urandom(32)
+    spec = GameSpec(game, (players[0].public, players[1].public), (players[0].name, players[1].name), options,
+                    manifest, shuffle, clock)
+    chosen = secrets if secrets is not None else (SeatSecrets(), SeatSecrets())
+    # A seat draws its commit nonce and deal secret from the operating system unless they are
+    # given; the salts of secret Jester choices come from ``salts``, in the order they are made.
+    seats = tuple(Seat(spec, players[i], entropy=_entropy(salts), secrets=_filled(chosen[i], shuffle),
+                       takebacks=shuffle == SHUFFLE_SCHEME) for i in (0, 1))
+    table = _Table(seats, tuple(as_agent(a, s) for a, s in zip(agents, seats)), now if clock is not None else None,
+                   watch)
+    try:
+        with ReplayWriter.create(path, make_header(game, players, options, manifest, shuffle, clock)) as out:
+            table.writer = out
+            return table.play(manifest)
+    except KeyboardInterrupt:
+        if interrupted is None:
+            raise
+        seat, why = interrupted
+        return resign_in_file(path, players[seat], seats[seat].secrets, Resign(why), manifest)
+
+
+def resign_in_file(path: Path, player: Identity, secrets: SeatSecrets, why: Resign, manifest: Manifest) -> Played:
+    """End the game recorded at ``path`` with ``player``'s signed resignation: the file is read back
+    (a record torn by the interruption cut off), walked into ``player``'s seat, and the forfeit
+    appended, so the replay is a finished game."""
+    from .walk import seat_for, walk
+
+    writer, replay = ReplayWriter.open_append(path)
+    with writer:
+        seat = seat_for(replay, {manifest.hash: manifest}, player, secrets)
+        refused = walk(replay, seat)
+        assert refused is None, refused
+        if not seat.finished:
+            writer.append(seat.resign(why.reason).envelope.raw)
+    g, outcome = seat.game, seat.outcome
+    assert outcome is not None and seat.me is not None
+    if g is None:
+        g = Game.new(manifest, seat.spec.options, bytes(32))
+    return Played(g, outcome, Forfeit.of(seat.me, why) if outcome.claimed_by == seat.me else None, outcome.time)
+
+
+def _entropy(salts: Callable[[], bytes]) -> Callable[[int], bytes]:
+    def draw(n: int) -> bytes:
+        value = salts()
+        assert len(value) == n
+        return value
+
+    return draw
+
+
+def _filled(secrets: SeatSecrets, shuffle: str) -> SeatSecrets:
+    nonce = secrets.nonce or new_nonce()
+    deal = secrets.deal or (new_nonce() if shuffle == HIDDEN_DEAL else b"")
+    return SeatSecrets(nonce, secrets.jester, deal)
+
+
+class _Table:
+    """The loop of one local game: both seats, both agents, one writer."""
+
+    def __init__(self, seats: tuple[Seat, ...], agents: tuple[Agent, ...], now: Callable[[], float] | None,
+                 watch: Callable[[SeatEvent], None] | None) -> None:
+        self.seats, self.agents, self.now, self.watch = seats, agents, now, watch
+        self.writer: ReplayWriter | None = None
+        self.forfeit: Forfeit | None = None
+
+    def play(self, manifest: Manifest) -> Played:
+        seats = self.seats
+        names = seats[0].spec.names
+        for i, agent in enumerate(self.agents):
+            agent.begin(i, names, manifest)
+        try:
+            while not seats[0].finished:
+                step = seats[0].due()
+                if step.decision:
+                    self._decide(step.who)
+                else:
+                    self._send(step.who, seats[step.who].make())
+        finally:
+            for agent in self.agents:
+                agent.close()
+        g, outcome = seats[0].game, seats[0].outcome
+        assert outcome is not None
+        if g is None:  # a forfeit before the setup: no game was dealt
+            g = Game.new(seats[0].spec.manifest, seats[0].spec.options, bytes(32))
+        return Played(g, outcome, self.forfeit, outcome.time)
+
+    def _decide(self, who: int) -> None:
+        seat, agent = self.seats[who], self.agents[who]
+        if self.now is not None:
+            start = self.now()
+            for s in self.seats:
+                self._tell_seat(s, s.begin(start))
+            # The clocks as they stand when the agent is asked.
+            self._tell_clocks(self.now())
+        ask = seat.ask()
+        assert ask is not None
+        answer = agent.choose(ask)
+        at = self.now() if self.now is not None else 0.0
+        if isinstance(answer, Resign):
+            self.forfeit = Forfeit.of(who, answer)
+            self._send(who, seat.resign(answer.reason))
+        elif isinstance(answer, TakeBack):
+            self._take_back(who, answer, at)
+        else:
+            made = seat.make(answer, at)
+            if isinstance(made, Late):
+                # The other side signs the claim, with the figures it measured (PROTOCOL.md §4a).
+                self._tell_seat(seat, made.events)
+                self._send(1 - who, self.seats[1 - who].claim_on_time(at), at)
+            else:
+                self._send(who, made, at)
+        if self.now is not None:
+            self._tell_clocks(self.now())
+
+    def _take_back(self, who: int, answer: TakeBack, at: float) -> None:
+        asked = self.seats[who].ask_takeback(answer.moves, at)
+        if asked is None:
+            self.agents[who].observe(NothingToTakeBack(who))
+            return
+        self._send(who, asked, at)
+        other = self.seats[1 - who]
+        assert other.due().kind is StepKind.TAKEBACK
+        self._send(1 - who, other.make())
+
+    def _send(self, who: int, out: Outgoing | Late, at: float = 0.0) -> None:
+        assert isinstance(out, Outgoing) and self.writer is not None
+        self.writer.append(out.envelope.raw)
+        self._tell_seat(self.seats[who], out.events)
+        got = self.seats[1 - who].receive(out.envelope, now=at)
+        if isinstance(got, Refused):  # pragma: no cover - both seats run the same checks
+            raise AssertionError(f"seat {2 - who} refused seat {who + 1}'s message: {got.reason}")
+        self._tell_seat(self.seats[1 - who], got.events)
+
+    def _tell_seat(self, seat: Seat, events: tuple[SeatEvent, ...]) -> None:
+        me = seat.me
+        assert me is not None
+        for event in events:
+            if isinstance(event, ClocksChanged):
+                continue  # told to both agents at once, by _tell_clocks
+            self.agents[me].observe(event)
+            if me == 0 and self.watch is not None:
+                self.watch(event)
+
+    def _tell_clocks(self, at: float) -> None:
+        for seat, agent in zip(self.seats, self.agents):
+            if seat.clocks is not None:
+                agent.observe(ClocksChanged(seat.clocks.view(at, me=seat.me)))
 
 
 def play_recorded(
@@ -95,244 +268,21 @@ def play_recorded(
     manifest: Manifest,
     options: Options,
     players: tuple[Identity, Identity],
-    bots: tuple[Bot, Bot],
+    bots: tuple[object, object],
     nonces: tuple[bytes, bytes] | None = None,
     game_id: bytes | None = None,
     salts: Callable[[], bytes] = new_nonce,
-    on_action: Callable[[Game, int, int, str, list[Event]], None] | None = None,
     shuffle: str = SHUFFLE_SCHEME,
     deal_secrets: tuple[bytes, bytes] | None = None,
     clock: TimeControl | None = None,
     now: Callable[[], float] = time.monotonic,
-    on_flag: Callable[[TimeClaim], None] | None = None,
 ) -> Game:
-    """Play one bot-vs-bot game and write its replay to ``path``; returns the final game.
-
-    ``nonces``, ``game_id`` and ``deal_secrets`` default to fresh randomness
-    from the operating system; fixed values are for test vectors only.
-    ``shuffle="sra-p256-v1"`` deals the stack face down (:func:`play_hidden`).
-
-    With a ``clock`` each side's thinking is timed by ``now`` (seconds); a side
-    whose decision took longer than its clock had left loses on time, the
-    other side signing the claim (``on_flag`` is told of it).  A person's agent may raise
-    :class:`~basilica_p2p.bots.TakeBack` from ``choose``: both sides sign the
-    takeback and the game goes back to that person's earlier decision (seeded:
-    the same tiles come again).  Takebacks need the seeded stack of
-    commit-reveal, and with it they are for local games only (docs/playing.md).
-    """
-    if shuffle != SHUFFLE_SCHEME:
-        if clock is not None:  # a local game of people is seeded (takebacks need it): no clocks here
-            raise ValueError(f"a local game with a clock is dealt by {SHUFFLE_SCHEME}, not {shuffle}")
-        return play_hidden(path, manifest, options, players, bots, nonces, game_id, salts, on_action,
-                           deal_secrets)
-    game = game_id if game_id is not None else os.urandom(32)
-    header = make_header(game, players, options, manifest, clock=clock)
-    chain = Chain(game, GENESIS)
-    n1, n2 = nonces if nonces is not None else (new_nonce(), new_nonce())
-    clocks = Clocks(clock, (players[0].name, players[1].name)) if clock is not None else None
-    # Each side's last signed figure (ms), as a claim on time reports it; the start until then.
-    signed = list(clocks.left) if clocks is not None else [0, 0]
-    with ReplayWriter.create(path, header) as out:
-
-        def send(who: int, type_: str, body: dict[str, Any]) -> None:
-            out.append(chain.seal(players[who], type_, body).raw)
-
-        send(0, "hello", hello_body(players[0], options, manifest, clock=clock))
-        send(1, "hello", hello_body(players[1], options, manifest, clock=clock))
-        send(0, "commit", {"commitment": commitment(game, players[0].public, n1)})
-        send(1, "commit", {"commitment": commitment(game, players[1].public, n2)})
-        send(0, "reveal", {"nonce": n1})
-        send(1, "reveal", {"nonce": n2})
-        g = Game.new(manifest, options, game_seed(game, n1, n2))
-        # Every decision point so far: its ply and who decided there (a takeback goes back to one).
-        points: list[tuple[int, tuple[int, ...]]] = []
-
-        def play_one(who: int, text: str, type_: str = "action", salt: bytes = b"",
-                     figure: int | None = None) -> None:
-            ply = len(g.history)
-            turn = g.turn
-            events = g.apply(_parse(text))
-            body: dict[str, Any] = {"ply": ply, "action": text}
-            if type_ == "jreveal":
-                body["salt"] = salt
-            elif figure is not None:
-                body["clock"] = signed[who] = figure
-            send(who, type_, body)
-            send(1 - who, "ack", {"ply": ply, "state": bytes.fromhex(g.state_hash())})
-            if on_action is not None:
-                on_action(g, turn, who, text, events)
-
-        def decide(who: int, view: Game) -> tuple[str, int | None]:
-            """A side's decision and, with a clock, its remaining time after it (ms)."""
-            if clocks is not None:
-                clocks.start(who, now())
-                show_clocks(dict(enumerate(bots)), clocks, now())
-            try:
-                text = format_action(bots[who].choose(observe(view, who), view.legal_actions()))
-            except TakeBack as e:
-                if clocks is not None:
-                    clocks.charge(now())
-                    show_clocks(dict(enumerate(bots)), clocks, now())
-                raise _Asked(who, e.moves) from None
-            if clocks is None:
-                return text, None
-            before, spent = clocks.stop(now())
-            show_clocks(dict(enumerate(bots)), clocks, now())
-            if clocks.flagged == who:
-                raise _Flag(who, before, spent)
-            return text, clocks.left[who]
-
-        def take_back(asker: int, moves: int) -> Game:
-            """Both sign the takeback; the game as it stood at the asker's earlier decision."""
-            mine = [ply for ply, who in points if asker in who and ply < len(g.history)]
-            if not mine:
-                told = getattr(bots[asker], "took_back", None)
-                if callable(told):
-                    told(None)
-                return g
-            to = mine[-min(max(1, moves), len(mine))]
-            send(asker, "takeback", {"to": to})
-            send(1 - asker, "takeback", {"to": to})
-            del points[[ply for ply, _ in points].index(to):]
-            back = rewind(g, to)
-            told = getattr(bots[asker], "took_back", None)
-            if callable(told):
-                told(back)
-            return back
-
-        while not g.over:
-            p = g.to_move
-            assert p is not None
-            try:
-                if g.secret_jester_round():
-                    # Both own Jesters: each chooses without seeing the other's colours (D24).
-                    if not points or points[-1][0] != len(g.history):
-                        points.append((len(g.history), (p, 1 - p)))
-                    first_text, first_clock = decide(p, g)
-                    peek = g.clone()
-                    peek.apply(_parse(first_text))
-                    second_text, second_clock = decide(1 - p, peek)
-                    ply = len(g.history)
-                    salt1, salt2 = salts(), salts()
-                    commits = ((p, ply, first_text, salt1, first_clock),
-                               (1 - p, ply + 1, second_text, salt2, second_clock))
-                    for who, at, text, salt, figure in commits:
-                        body = {"ply": at, "commitment": jester_commitment(game, players[who].public, at, text, salt)}
-                        if figure is not None:
-                            body["clock"] = signed[who] = figure
-                        send(who, "jcommit", body)
-                    play_one(p, first_text, "jreveal", salt1)
-                    play_one(1 - p, second_text, "jreveal", salt2)
-                    continue
-                if not points or points[-1][0] != len(g.history):
-                    points.append((len(g.history), (p,)))
-                text, figure = decide(p, g)
-                play_one(p, text, figure=figure)
-            except _Asked as e:
-                g = take_back(e.asker, e.moves)
-            except _Flag as flag:
-                # The other side signs the claim, with the figures it measured (PROTOCOL.md §4a).
-                send(1 - flag.loser, "timeout", {"loser": flag.loser + 1, "left": flag.left, "waited": flag.waited})
-                if on_flag is not None:
-                    on_flag(TimeClaim(flag.loser, signed[flag.loser], flag.left, flag.waited))
-                return g
-        for who in (0, 1):
-            send(who, "result", {"scores": list(g.scores), "state": bytes.fromhex(g.state_hash()), "end": g.end_reason})
-    return g
+    """:func:`play_both_seats` for bots and fixed secrets, as tests, samples and vectors use it:
+    returns the final game."""
+    secrets = (SeatSecrets(nonces[0] if nonces else b"", None, deal_secrets[0] if deal_secrets else b""),
+               SeatSecrets(nonces[1] if nonces else b"", None, deal_secrets[1] if deal_secrets else b""))
+    return play_both_seats(path, manifest, options, players, bots, shuffle=shuffle, clock=clock, now=now,
+                      game_id=game_id, secrets=secrets, salts=salts).game
 
 
-def _parse(text: str):  # type: ignore[no-untyped-def]
-    from ..engine import parse_action
-
-    return parse_action(text)
-
-
-def play_hidden(
-    path: Path,
-    manifest: Manifest,
-    options: Options,
-    players: tuple[Identity, Identity],
-    bots: tuple[Bot, Bot],
-    nonces: tuple[bytes, bytes] | None = None,
-    game_id: bytes | None = None,
-    salts: Callable[[], bytes] = new_nonce,
-    on_action: Callable[[Game, int, int, str, list[Event]], None] | None = None,
-    deal_secrets: tuple[bytes, bytes] | None = None,
-) -> Game:
-    """A local game dealt face down by ``sra-p256-v1``: each side is a live referee of its own,
-    with its own deal secret, exactly as two peers over the network; every envelope is fed
-    to both and recorded.  Returns player 1's view of the final game (common knowledge)."""
-    from ..referee import HIDDEN_DEAL, GameSpec, Referee
-
-    game = game_id if game_id is not None else os.urandom(32)
-    header = make_header(game, players, options, manifest, HIDDEN_DEAL)
-    chain = Chain(game, GENESIS)
-    n1, n2 = nonces if nonces is not None else (new_nonce(), new_nonce())
-    secrets = deal_secrets if deal_secrets is not None else (new_nonce(), new_nonce())
-    spec = GameSpec(game, (players[0].public, players[1].public), (players[0].name, players[1].name), options,
-                    manifest, HIDDEN_DEAL)
-    refs = (Referee(spec, 0, secrets[0]), Referee(spec, 1, secrets[1]))
-    jester: dict[int, tuple[str, bytes]] = {}
-    # A decision is told to ``on_action`` once acknowledged: until its cards are open it has
-    # not been applied (turn, player, text, and where its events begin).
-    told: tuple[int, int, str, int] | None = None
-    with ReplayWriter.create(path, header) as out:
-
-        def send(who: int, type_: str, body: dict[str, Any]) -> None:
-            env = chain.seal(players[who], type_, body)
-            for r in refs:
-                r.feed(env)
-            out.append(env.raw)
-
-        for who in (0, 1):
-            send(who, "hello", hello_body(players[who], options, manifest, HIDDEN_DEAL))
-        send(0, "commit", {"commitment": commitment(game, players[0].public, n1)})
-        send(1, "commit", {"commitment": commitment(game, players[1].public, n2)})
-        send(0, "reveal", {"nonce": n1})
-        send(1, "reveal", {"nonce": n2})
-        while not refs[0].finished:
-            step, who = refs[0].waiting_for()
-            ref = refs[who]
-            g = ref.game
-            assert g is not None and ref.table is not None
-            body: dict[str, Any]
-            if step == "deal":
-                body = ref.table.make_deal()
-            elif step == "shares":
-                body = ref.table.make_shares()
-            elif step == "secret":
-                body = {"secret": secrets[who]}
-            elif step == "action":
-                text = format_action(bots[who].choose(observe(g, who), g.legal_actions()))
-                told = (g.turn, who, text, len(g.events))
-                body = {"ply": len(g.history), "action": text}
-            elif step == "ack":
-                assert ref.ack_ply is not None
-                send(who, step, {"ply": ref.ack_ply, "state": bytes.fromhex(g.state_hash())})
-                if on_action is not None and told is not None:
-                    turn, mover, text, mark = told
-                    on_action(g, turn, mover, text, g.events[mark:])
-                told = None
-                continue
-            elif step == "jcommit":
-                view = g
-                if g.to_move != who:  # the second chooser: any stand-in for the first's colours
-                    view = g.clone()
-                    view.apply(view.legal_actions()[0])
-                text = format_action(bots[who].choose(observe(view, who), view.legal_actions()))
-                salt = salts()
-                jester[who] = (text, salt)
-                ply = ref.jester_ply(who)
-                body = {"ply": ply, "commitment": jester_commitment(game, players[who].public, ply, text, salt)}
-            elif step == "jreveal":
-                text, salt = jester[who]
-                told = (g.turn, who, text, len(g.events))
-                body = {"ply": ref.jester_ply(who), "action": text, "salt": salt}
-            elif step == "result":
-                body = {"scores": list(g.scores), "state": bytes.fromhex(g.state_hash()), "end": g.end_reason}
-            else:  # pragma: no cover - the referee names no other step
-                raise AssertionError(step)
-            send(who, step, body)
-    assert refs[0].game is not None
-    return refs[0].game
-
+__all__ = ["Forfeit", "Played", "make_header", "play_both_seats", "play_recorded", "resign_in_file"]

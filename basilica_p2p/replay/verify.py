@@ -6,11 +6,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..engine import Manifest, Options, default_manifest
-from ..engine.errors import EngineError
-from ..referee import CLOCK_PROTOCOL, END_TIME, SCHEMES, GameSpec, Outcome, Referee
-from ..wire import PROTOCOL_VERSION, ProtocolError, open_envelope
+from ..engine import Manifest
+from ..referee import END_TIME, Outcome, Referee
+from ..wire import ProtocolError, open_envelope
 from .file import ReplayError, ReplayFile, TornTail, read_replay
+from .walk import known_manifests, spec_from_replay
 
 
 @dataclass(frozen=True)
@@ -74,38 +74,12 @@ class Verdict:
         }
 
 
-def spec_from_replay(replay: ReplayFile, manifests: dict[str, Manifest]) -> GameSpec:
-    h = replay.header
-    if h.protocol not in (PROTOCOL_VERSION, CLOCK_PROTOCOL):
-        raise ReplayError(0, replay.offsets[0], f"protocol version {h.protocol} is not supported "
-                          f"(this client speaks {PROTOCOL_VERSION} and {CLOCK_PROTOCOL})")
-    if h.shuffle not in SCHEMES:
-        raise ReplayError(0, replay.offsets[0], f"shuffle scheme {h.shuffle!r} is not supported "
-                          f"(this client knows {', '.join(SCHEMES)})")
-    manifest = manifests.get(h.manifest.hex())
-    if manifest is None:
-        raise ReplayError(0, replay.offsets[0], f"the game uses manifest {h.manifest.hex()[:16]}..., "
-                          "which is not the default one: pass it with --manifest")
-    try:
-        options = Options(h.ruleset, h.festum, h.removal)  # type: ignore[arg-type]
-    except (EngineError, ValueError) as e:
-        raise ReplayError(0, replay.offsets[0], f"bad header: {e}") from None
-    return GameSpec(h.game, (h.players[0][0], h.players[1][0]), (h.players[0][1], h.players[1][1]), options,
-                    manifest, h.shuffle, h.clock)
-
-
 def referee_for(replay: ReplayFile, manifests: dict[str, Manifest]) -> Referee:
     spec = spec_from_replay(replay, manifests)
     try:
         return Referee(spec)
     except ProtocolError as e:
         raise ReplayError(0, replay.offsets[0], str(e)) from None
-
-
-def known_manifests(extra: list[Manifest] | None = None) -> dict[str, Manifest]:
-    """The manifests a replay may name: the default one and any the user passed."""
-    out = {m.hash: m for m in [default_manifest(), *(extra or [])]}
-    return out
 
 
 def verify_file(path: Path, manifests: dict[str, Manifest] | None = None) -> Verdict:

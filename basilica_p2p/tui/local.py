@@ -16,13 +16,13 @@ from pathlib import Path
 
 from rich.console import Console
 
-from ..bots import Bot, BotFailed, checked_choose
+from ..agent import checked_choose
+from ..bots import Bot
 from ..clock import TimeClaim, TimeControl
 from ..engine import Action, Game, Manifest, Observation, Options
 from ..identity import Identity
-from ..match import resign_in_replay
-from ..replay.local import play_recorded
-from .player import Resign, TerminalPlayer
+from ..replay.local import Forfeit, play_both_seats
+from .player import TerminalPlayer
 
 
 class _Thinking:
@@ -45,7 +45,7 @@ class _Thinking:
 class LocalResult:
     game: Game
     replay: Path
-    forfeit: BotFailed | None  # set when a side left the game
+    forfeit: Forfeit | None  # set when a side left the game (the person, or a bot that failed)
     on_time: TimeClaim | None = None  # set when a side's clock ran out
 
 
@@ -65,28 +65,16 @@ def play_local(
     With a ``clock`` both sides' thinking is timed (the person's at the prompt,
     the bot's while it thinks); a side out of time loses on time.  The person
     may type 'undo': the takeback is signed by both sides in the replay.
+    Ctrl-C (while the bot thinks) is the person's resignation, recorded.
     """
     replay_dir.mkdir(parents=True, exist_ok=True)
     path = replay_dir / f"play-{os.urandom(4).hex()}.replay"
     players = identities if seat == 0 else (identities[1], identities[0])
     names = (players[0].name, players[1].name)
-    person.begin_game(seat, names, manifest)
     agents: list[object] = [None, None]
     agents[seat] = person
     agents[1 - seat] = _Thinking(bot, person.console, names[1 - seat])
     person.takebacks = True  # a local game: undo is honest here (docs/playing.md)
-    flags: list[TimeClaim] = []
-    try:
-        g = play_recorded(path, manifest, options, players, (agents[0], agents[1]),  # type: ignore[arg-type]
-                          on_action=person.notify, clock=clock, now=now, on_flag=flags.append)
-        return LocalResult(g, path, None, flags[0] if flags else None)
-    except BotFailed as e:
-        if e.player is None:
-            e.player = seat
-        g = resign_in_replay(path, manifest, players, e)
-        return LocalResult(g, path, e)
-    except KeyboardInterrupt:
-        # Ctrl-C while the bot thinks: the person left; the replay still ends as a finished game.
-        gone = Resign(names[seat], seat, "interrupted (Ctrl-C)")
-        g = resign_in_replay(path, manifest, players, gone)
-        return LocalResult(g, path, gone)
+    played = play_both_seats(path, manifest, options, players, (agents[0], agents[1]), clock=clock, now=now,
+                             interrupted=(seat, "interrupted (Ctrl-C)"))
+    return LocalResult(played.game, path, played.forfeit, played.on_time)

@@ -22,7 +22,7 @@ from rich.console import Console
 from rich.text import Text
 
 from ..bots import TakeBack
-from ..bots.external import BotFailed
+from ..agent import BotFailed
 from ..clock import ClockView
 from ..engine import (
     END_LAST_SCORING,

@@ -24,7 +24,7 @@ from typing import Any
 import msgpack
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-from ..bots.base import TakeBack
+from ..agent import AgentBase, BotAgent, Decision, TakeBack
 from ..bots.random_bot import RandomBot
 from ..clock import TimeControl
 from ..engine import Game, Options, default_manifest, format_action, observe
@@ -260,19 +260,19 @@ def small_replay() -> bytes:
         return path.read_bytes()
 
 
-class _TakesBackOnce:
+class _TakesBackOnce(AgentBase):
     """Player 1's bot, asking once to take back to its previous decision."""
 
     name = "alice"
 
     def __init__(self, bot: RandomBot) -> None:
-        self.bot, self.asked = bot, 0
+        self.bot, self.asked = BotAgent(bot), 0
 
-    def choose(self, obs: Any, legal: list[Any]) -> Any:
+    def choose(self, ask: Any) -> Decision:
         self.asked += 1
         if self.asked == TAKEBACK_AT:
-            raise TakeBack(1)
-        return self.bot.choose(obs, legal)
+            return TakeBack(1)
+        return self.bot.choose(ask)
 
 
 def clock_replay() -> bytes:

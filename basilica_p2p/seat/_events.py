@@ -1,0 +1,87 @@
+"""What a seat tells its driver and, through it, the person or program at the table.
+
+Every event is a frozen value built from public facts only: the views are
+observations of the seat's reader (its own player; player 1 for a
+verifier), never the engine's state, so an event may go to a bot or a
+screen as it is.  A seat made without views (``basilica verify``) leaves
+them ``None``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ..clock import ClockView
+    from ..engine import Action, Event, Observation, ScoringResult
+    from ..referee import Outcome
+
+
+@dataclass(frozen=True)
+class GameStarted:
+    """The setup is done and the first decision is due: who sits where and who moves first
+    (or, ``resumed``, the game as it stands for an agent that joins it under way)."""
+
+    names: tuple[str, str]
+    first: int
+    view: Observation | None = None
+    resumed: bool = False  # told to an agent joining a game under way (after ``basilica resume``)
+
+
+@dataclass(frozen=True)
+class MoveApplied:
+    """Decision number ``ply`` (0-based) of ``mover``, now applied with everything it turned over.
+
+    ``events`` are what the rules did by themselves meanwhile (a redeal, a
+    scoring, the reshuffle); ``before`` is the reader's view when the
+    decision was due, ``after`` its view now.
+    """
+
+    ply: int
+    turn: int
+    mover: int
+    action: Action
+    events: tuple[Event, ...]
+    before: Observation | None = None
+    after: Observation | None = None
+
+
+@dataclass(frozen=True)
+class Scored:
+    """Scoring number ``number`` (1-based), set off by the move just applied."""
+
+    number: int
+    turn: int
+    ply: int
+    result: ScoringResult
+    last: bool  # the game ended with it
+
+
+@dataclass(frozen=True)
+class TakenBack:
+    """Both players signed a takeback: the game went back to its first ``to`` decisions."""
+
+    asker: int
+    to: int
+    view: Observation | None = None
+
+
+@dataclass(frozen=True)
+class NothingToTakeBack:
+    """``asker`` asked for a takeback before any decision of its own: nothing was signed."""
+
+    asker: int
+
+
+@dataclass(frozen=True)
+class ClocksChanged:
+    view: ClockView
+
+
+@dataclass(frozen=True)
+class GameOver:
+    outcome: Outcome
+
+
+SeatEvent = GameStarted | MoveApplied | Scored | TakenBack | NothingToTakeBack | ClocksChanged | GameOver
