@@ -327,13 +327,16 @@ def resume_cmd(
     from ..replay.file import ReplayError
 
     side_file = sidecar_path(replay)
+    if not side_file.exists():
+        _nothing_to_resume(replay, side_file)
+        return
     try:
         info = json.loads(side_file.read_text(encoding="utf-8"))
         role, address, port = info["role"], info["address"], int(info["port"])
         if role not in ("host", "join") or not isinstance(address, str):
             raise ValueError
-    except OSError:
-        raise fail(f"no session file {side_file}: only games played with host or join can be resumed") from None
+    except OSError as e:
+        raise fail(f"cannot read {side_file}: {e.strerror or e}") from None
     except (ValueError, KeyError, TypeError):
         raise fail(f"{side_file} is damaged") from None
     root = ctx.find_root().obj
@@ -383,3 +386,18 @@ def resume_cmd(
     except OSError as e:
         raise fail(f"network: {e.strerror or e}", code=1) from None
     _report_games([report], me.name)
+
+
+def _nothing_to_resume(replay: Path, side_file: Path) -> None:
+    """Without its session file a game cannot go on; one that is finished (the file is deleted once
+    both sides hold the result) says so, with its result, and where its replay is."""
+    from ..replay.verify import verify_file
+
+    if not replay.exists():
+        raise fail(f"no replay {replay}")
+    verdict = verify_file(replay)
+    if not verdict.ok:
+        raise fail(f"no session file {side_file}: only games played with host or join can be resumed "
+                   f"({verdict.error})")
+    typer.echo(f"this game is finished, nothing to resume: {verdict.summary()}")
+    say_where("replay", replay)
