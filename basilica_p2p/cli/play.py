@@ -263,6 +263,7 @@ def demo_cmd(
     from ..net.demo import run_demo
     from ..net.session import SessionError
     from ..render import render_board
+    from ..replay.forks import Agreement
     from ..replay.verify import verify_file
 
     try:
@@ -285,15 +286,13 @@ def demo_cmd(
     typer.echo(render_board(host_report.game, names))
     typer.echo(f"game over ({o.end}): {names[0]} {o.scores[0]} - {o.scores[1]} {names[1]}")
     typer.echo("verifying both replays:")
-    ok = True
-    for report in (host_report, join_report):
-        v = verify_file(report.replay)
-        ok = ok and v.ok
+    verdicts = [verify_file(report.replay) for report in (host_report, join_report)]
+    for v in verdicts:
         typer.echo("  " + v.line())
-    same = host_report.replay.read_bytes() == join_report.replay.read_bytes()
-    typer.echo(f"  both sides hold the same records: {'yes' if same else 'NO'}")
+    agreement = Agreement(*verdicts)
+    typer.echo("  " + agreement.line())
     say_where("replays", folder)
-    if not (ok and same):
+    if not (all(v.ok for v in verdicts) and agreement.same):
         raise typer.Exit(1)
 
 

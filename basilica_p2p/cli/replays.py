@@ -34,7 +34,7 @@ def verify(
     Needs no private key and no network. Exit 0 if every replay is a valid, finished game, the replays of each game agree and every evidence file is confirmed; 1 otherwise.
     """
     from ..replay.evidence import check_evidence, is_evidence_file
-    from ..replay.forks import find_forks
+    from ..replay.forks import agreements, find_forks
     from ..replay.verify import verify_file
 
     files = list(files or [])
@@ -73,6 +73,8 @@ def verify(
     else:
         for v in verdicts:
             typer.echo(v.line(), err=not v.ok)
+        for agreement in agreements(verdicts):
+            typer.echo(f"{agreement.a.path} and {agreement.b.path}: {agreement.line()}", err=not agreement.same)
         for f in forks:
             typer.echo(f"conflict: {f.line()}", err=True)
         for r in confirmations:
