@@ -15,13 +15,38 @@ from pathlib import Path
 import trio
 
 from ..bots import make_bot
-from ..engine import Game, Options, default_manifest
+from ..describe import describe_answer
+from ..engine import Game, Observation, Options, default_manifest, observe, parse_action
 from ..identity import local_identity
 from ..net.peer import PeerConfig, host, join
 from ..net.ledger import GameLedger
 from ..net.peers import KnownPeers
 from ..net.session import GameReport, Settings, Timeouts
-from ..render import render_board, render_scoring
+from ..render import LEGEND, render_board, render_scoring
+
+
+class Narration:
+    """What the demo prints as the game goes (its ``on_move``): the legend first, then every move in
+    notation, a paid option's answer told as an answer to the order it follows, scorings, and the
+    board after each turn."""
+
+    def __init__(self, names: tuple[str, str], show_boards: bool, out: Callable[[str], None]) -> None:
+        self.names, self.show_boards, self.out = names, show_boards, out
+        self.width = max(len(n) for n in names)
+        self.scorings = 0
+        self.view: Observation | None = None  # the public view before the next move
+
+    def __call__(self, g: Game, turn: int, player: int, text: str) -> None:
+        if self.view is None:
+            self.out(LEGEND)
+        answer = describe_answer(parse_action(text), player, self.view, self.names)
+        self.out(f"turn {turn:>2}  {self.names[player]:<{self.width}}  {answer or text}")
+        self.view = observe(g, 0)
+        while self.scorings < len(g.scoring_log):
+            self.scorings += 1
+            self.out(render_scoring(g.scoring_log[self.scorings - 1], self.scorings, self.names))
+        if g.turn != turn and self.show_boards and not g.over:
+            self.out(render_board(g, self.names))
 
 
 def run_demo(replay_dir: Path, bots: tuple[str, str], options: Options, show_boards: bool,
@@ -32,17 +57,8 @@ def run_demo(replay_dir: Path, bots: tuple[str, str], options: Options, show_boa
         home = Path(scratch)
         ids = (local_identity(home / "host", "demo", f"{bots[0]}-host"),
                local_identity(home / "join", "demo", f"{bots[1]}-join"))
-        state = {"scorings": 0}
         names = (ids[0].name, ids[1].name)  # one game, so the host is player 1 (net/peer.py)
-        width = max(len(n) for n in names)
-
-        def on_move(g: Game, turn: int, player: int, text: str) -> None:
-            out(f"turn {turn:>2}  {names[player]:<{width}}  {text}")
-            while state["scorings"] < len(g.scoring_log):
-                state["scorings"] += 1
-                out(render_scoring(g.scoring_log[state["scorings"] - 1], state["scorings"], names))
-            if g.turn != turn and show_boards and not g.over:
-                out(render_board(g, names))
+        on_move = Narration(names, show_boards, out)
 
         def config(k: int, log: Callable[[str], None], moves: Callable[[Game, int, int, str], None] | None) -> PeerConfig:
             return PeerConfig(ids[k], settings, lambda n: make_bot(bots[k], manifest, 1000 * k + n),
