@@ -1,0 +1,97 @@
+"""Every command's --help at 80 columns: lines break only where they are full, and no word or default
+is cut short with an ellipsis."""
+
+from __future__ import annotations
+
+import inspect
+from collections import Counter
+
+import pytest
+import typer
+from typer.testing import CliRunner
+
+from basilica_p2p.cli import app
+
+runner = CliRunner()
+COLUMNS = 80
+NAMES = 5  # a table row that starts within this many columns names a new option, argument or command
+NEW_ITEM = ("[default:", "[required]", "[env var:")  # typer starts these on a line of their own
+
+
+def command_paths() -> list[list[str]]:
+    """Every command path, groups included: [], ["join"], ["id"], ["id", "new"], ..."""
+    paths = []
+
+    def walk(cmd, path):  # type: ignore[no-untyped-def]
+        paths.append(path)
+        for name, sub in getattr(cmd, "commands", {}).items():
+            walk(sub, [*path, name])
+
+    walk(typer.main.get_command(app), [])
+    return paths
+
+
+def help_text(path: list[str]) -> str:
+    r = runner.invoke(app, [*path, "--help"], env={"COLUMNS": str(COLUMNS), "BASILICA_HOME": None})
+    assert r.exit_code == 0, r.output
+    return r.output
+
+
+def needless_breaks(text: str) -> list[str]:
+    """Pairs of lines of one paragraph or table cell where the next line's first word would have fit
+    on the line before: a break put there by hand, not by wrapping."""
+    found = []
+    lines = text.splitlines()
+    free = [line for line in lines if not line.startswith(("│", "╭", "╰"))]
+    for a, b in zip(free, free[1:]):  # the description, padded by one column on each side
+        if a.strip() and b.strip() and not b.strip().startswith("Usage:") and not a.strip().startswith("Usage:"):
+            if len(a.rstrip()) + 1 + len(b.split()[0]) <= COLUMNS - 1:
+                found.append(f"{a.rstrip()!r} / {b.strip()!r}")
+    panels: list[list[str]] = [[]]
+    for line in lines:
+        if line.startswith("╰"):
+            panels.append([])
+        elif line.startswith("│"):
+            panels[-1].append(line[1:-1])
+    for panel in panels:
+        # A row's names (and a required mark) start within its first columns; a continuation further in.
+        continuations = [len(r) - len(r.lstrip()) for r in panel if r.strip() and len(r) - len(r.lstrip()) > NAMES]
+        if not continuations:
+            continue
+        x = Counter(continuations).most_common(1)[0][0]  # where the help column starts
+        width = len(panel[0]) - x - 1
+        for a, b in zip(panel, panel[1:]):
+            starts_new_row = len(b) - len(b.lstrip()) <= NAMES
+            nxt = b[x:].strip()
+            if starts_new_row or not nxt or nxt.startswith(NEW_ITEM) or not a[x:].strip():
+                continue
+            if len(a[x:].rstrip()) + 1 + len(nxt.split()[0]) <= width:
+                found.append(f"{a[x:].rstrip()!r} / {nxt!r}")
+    return found
+
+
+@pytest.mark.parametrize("path", command_paths(), ids=lambda p: " ".join(p) or "basilica")
+def test_help_lines_break_only_where_they_are_full(path: list[str]) -> None:
+    assert needless_breaks(help_text(path)) == []
+
+
+@pytest.mark.parametrize("path", command_paths(), ids=lambda p: " ".join(p) or "basilica")
+def test_help_cuts_no_word_or_default_short(path: list[str]) -> None:
+    text = help_text(path)
+    assert [line for line in text.splitlines() if "…" in line] == []
+
+
+def test_no_command_help_has_a_line_break_inside_a_paragraph() -> None:
+    """typer keeps a docstring's line breaks after its first paragraph: a paragraph is one line."""
+    root = typer.main.get_command(app)
+    broken = []
+
+    def walk(cmd, path):  # type: ignore[no-untyped-def]
+        for paragraph in inspect.cleandoc(cmd.help or "").split("\n\n"):
+            if "\n" in paragraph:
+                broken.append((" ".join(path), paragraph))
+        for name, sub in getattr(cmd, "commands", {}).items():
+            walk(sub, [*path, name])
+
+    walk(root, [])
+    assert broken == []
