@@ -142,8 +142,12 @@ WORMHOLE_CODE = re.compile(r"^\s*\d+(-[A-Za-z]+)+\s*$")
 
 
 def _code_options(mailbox: Optional[str], relay: Optional[str], no_relay: bool):  # type: ignore[no-untyped-def]
-    from ..net.coded import PUBLIC_MAILBOX, PUBLIC_RELAY, CodeOptions
+    """--mailbox, --relay and --no-relay, checked, and the internet extra that codes need."""
+    from ..net.coded import PUBLIC_MAILBOX, PUBLIC_RELAY, CodeOptions, missing_extra
 
+    missing = missing_extra()
+    if missing is not None:
+        raise fail(missing, code=1)
     if mailbox is not None and not re.match(r"wss?://", mailbox):
         raise fail(f"--mailbox {mailbox!r} is not a ws:// or wss:// URL")
     where = PUBLIC_RELAY

@@ -81,6 +81,9 @@ def host_cmd(
     """
     from ..net import peer as net_peer
 
+    if code and no_invite:
+        raise fail("--code needs an invite: leave out --no-invite")
+    coded = _code_options(mailbox, relay, no_relay) if code else None  # before anything is printed
     config = _net_options(bot, ruleset, festum, festum_removal, manifest, replay_dir, handshake_timeout,
                           idle_timeout, ping_interval, frame_timeout, move_time, ctx, "host", games,
                           keep_session=keep_session, shuffle=shuffle, plain=plain)
@@ -89,12 +92,9 @@ def host_cmd(
     config.resume_info["address"] = bind
     if not no_invite:
         internet = _internet_options(stun, no_stun, port_mapping, invite_ttl, handshake_timeout)
-        coded = _code_options(mailbox, relay, no_relay) if code else None
         _run_peer(lambda: _host_with_invite(bind, port, config, internet, coded), config, f" ({bind}:{port})",
                   _host_hint(bind, port))
         return
-    if code:
-        raise fail("--code needs an invite: leave out --no-invite")
 
     def ready(address: str, actual: int) -> None:
         typer.echo(f"listening on {address}:{actual}", err=False)
