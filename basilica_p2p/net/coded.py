@@ -128,6 +128,7 @@ def wormhole_companion(coded: CodeOptions, show_code: Callable[[str], None], ttl
         show_code(wh.code)
         try:
             async with wh:
+                await door.gathered.wait()  # the invite with every address found, for a joiner anywhere
                 await wh.exchange(format_invite(door.invite).encode(), timeout=ttl)
                 answer = await wh.exchange(b"", timeout=EXCHANGE_TIME)
                 transit_key = wh.derive_key(TRANSIT_PURPOSE)
