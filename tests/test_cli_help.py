@@ -1,5 +1,5 @@
-"""Every command's --help at 80 columns: lines break only where they are full, and no word or default
-is cut short with an ellipsis."""
+"""Every command's --help at 80 columns (and at 120): lines break only where they are full, and no word,
+default or placeholder is cut short."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 from basilica_p2p.cli import app
 
 runner = CliRunner()
-COLUMNS = 80
+WIDTHS = (80, 120)
 NAMES = 5  # a table row that starts within this many columns names a new option, argument or command
 NEW_ITEM = ("[default:", "[required]", "[env var:")  # typer starts these on a line of their own
 
@@ -31,13 +31,13 @@ def command_paths() -> list[list[str]]:
     return paths
 
 
-def help_text(path: list[str]) -> str:
-    r = runner.invoke(app, [*path, "--help"], env={"COLUMNS": str(COLUMNS), "BASILICA_HOME": None})
+def help_text(path: list[str], columns: int) -> str:
+    r = runner.invoke(app, [*path, "--help"], env={"COLUMNS": str(columns), "BASILICA_HOME": None})
     assert r.exit_code == 0, r.output
     return r.output
 
 
-def needless_breaks(text: str) -> list[str]:
+def needless_breaks(text: str, columns: int) -> list[str]:
     """Pairs of lines of one paragraph or table cell where the next line's first word would have fit
     on the line before: a break put there by hand, not by wrapping."""
     found = []
@@ -45,7 +45,7 @@ def needless_breaks(text: str) -> list[str]:
     free = [line for line in lines if not line.startswith(("│", "╭", "╰"))]
     for a, b in zip(free, free[1:]):  # the description, padded by one column on each side
         if a.strip() and b.strip() and not b.strip().startswith("Usage:") and not a.strip().startswith("Usage:"):
-            if len(a.rstrip()) + 1 + len(b.split()[0]) <= COLUMNS - 1:
+            if len(a.rstrip()) + 1 + len(b.split()[0]) <= columns - 1:
                 found.append(f"{a.rstrip()!r} / {b.strip()!r}")
     panels: list[list[str]] = [[]]
     for line in lines:
@@ -70,15 +70,42 @@ def needless_breaks(text: str) -> list[str]:
     return found
 
 
-@pytest.mark.parametrize("path", command_paths(), ids=lambda p: " ".join(p) or "basilica")
-def test_help_lines_break_only_where_they_are_full(path: list[str]) -> None:
-    assert needless_breaks(help_text(path)) == []
+def folded_types(text: str) -> list[str]:
+    """Option types or placeholders cut mid-word at the end of their column, the rest on the next row
+    (``[sra-p256-v1|commit-re`` / ``veal-v1]``)."""
+    found = []
+    panels: list[list[str]] = [[]]
+    for line in text.splitlines():
+        if line.startswith("╰"):
+            panels.append([])
+        elif line.startswith("│"):
+            panels[-1].append(line[1:-1])
+    for panel in panels:
+        indents = [len(r) - len(r.lstrip()) for r in panel if r.strip() and len(r) - len(r.lstrip()) > NAMES]
+        if not indents:
+            continue
+        x = Counter(indents).most_common(1)[0][0]
+        for a, b in zip(panel, panel[1:]):
+            start = len(b) - len(b.lstrip())
+            if NAMES < start < x:  # the type column goes on in this row
+                cell = a[start:x - 2]
+                if cell.rstrip() == cell and cell[-1:] not in ("", " "):  # filled to its last column
+                    found.append(f"{cell!r} / {b[start:x].strip()!r}")
+    return found
 
 
+@pytest.mark.parametrize("columns", WIDTHS)
 @pytest.mark.parametrize("path", command_paths(), ids=lambda p: " ".join(p) or "basilica")
-def test_help_cuts_no_word_or_default_short(path: list[str]) -> None:
-    text = help_text(path)
+def test_help_lines_break_only_where_they_are_full(path: list[str], columns: int) -> None:
+    assert needless_breaks(help_text(path, columns), columns) == []
+
+
+@pytest.mark.parametrize("columns", WIDTHS)
+@pytest.mark.parametrize("path", command_paths(), ids=lambda p: " ".join(p) or "basilica")
+def test_help_cuts_no_word_or_default_short(path: list[str], columns: int) -> None:
+    text = help_text(path, columns)
     assert [line for line in text.splitlines() if "…" in line] == []
+    assert folded_types(text) == []
 
 
 def test_no_command_help_has_a_line_break_inside_a_paragraph() -> None:

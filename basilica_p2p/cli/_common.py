@@ -267,7 +267,7 @@ OPT_PING = typer.Option(5.0, "--ping-interval", min=0.05, help=NET_HELP["ping"])
 OPT_FRAME = typer.Option(10.0, "--frame-timeout", min=0.1, help=NET_HELP["frame"])
 OPT_MOVE = typer.Option(None, "--move-time", min=0.1, help=NET_HELP["move"])
 OPT_KEEP = typer.Option(False, "--keep-session", metavar="", help=NET_HELP["keep"])
-OPT_NET_SHUFFLE = typer.Option("sra-p256-v1", "--shuffle", metavar="[sra-p256-v1|commit-reveal-v1]",
+OPT_NET_SHUFFLE = typer.Option("sra-p256-v1", "--shuffle", metavar="SCHEME",  # the help names both
                                help=NET_HELP["shuffle"])
 OPT_STUN = typer.Option(None, "--stun", metavar="HOST:PORT", help=NET_HELP["stun"])
 OPT_NO_STUN = typer.Option(False, "--no-stun", metavar="", help=NET_HELP["no_stun"])

@@ -59,7 +59,7 @@ def host_cmd(
     no_invite: bool = typer.Option(False, "--no-invite", metavar="", help=NET_HELP["no_invite"]),
     stun: Optional[list[str]] = OPT_STUN,
     no_stun: bool = OPT_NO_STUN,
-    port_mapping: str = typer.Option("auto", "--port-mapping", metavar="[auto|pcp|natpmp|upnp|off]",
+    port_mapping: str = typer.Option("auto", "--port-mapping", metavar="MODE",
                                      help=NET_HELP["port_mapping"]),
     invite_ttl: int = typer.Option(600, "--invite-ttl", min=10, max=7 * 24 * 3600, help=NET_HELP["invite_ttl"]),
     code: bool = typer.Option(False, "--code", metavar="", help=NET_HELP["host_code"]),
