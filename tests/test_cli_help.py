@@ -37,33 +37,42 @@ def help_text(path: list[str], columns: int) -> str:
     return r.output
 
 
-def needless_breaks(text: str, columns: int) -> list[str]:
-    """Pairs of lines of one paragraph or table cell where the next line's first word would have fit
-    on the line before: a break put there by hand, not by wrapping."""
-    found = []
-    lines = text.splitlines()
-    free = [line for line in lines if not line.startswith(("│", "╭", "╰"))]
-    for a, b in zip(free, free[1:]):  # the description, padded by one column on each side
-        if a.strip() and b.strip() and not b.strip().startswith("Usage:") and not a.strip().startswith("Usage:"):
-            if len(a.rstrip()) + 1 + len(b.split()[0]) <= columns - 1:
-                found.append(f"{a.rstrip()!r} / {b.strip()!r}")
+def indent(row: str) -> int:
+    return len(row) - len(row.lstrip())
+
+
+def tables(text: str) -> list[tuple[list[str], int]]:
+    """Each boxed panel's rows (inside the box), with the column where its help text starts."""
     panels: list[list[str]] = [[]]
-    for line in lines:
+    for line in text.splitlines():
         if line.startswith("╰"):
             panels.append([])
         elif line.startswith("│"):
             panels[-1].append(line[1:-1])
+    out = []
     for panel in panels:
-        # A row's names (and a required mark) start within its first columns; a continuation further in.
-        continuations = [len(r) - len(r.lstrip()) for r in panel if r.strip() and len(r) - len(r.lstrip()) > NAMES]
-        if not continuations:
-            continue
-        x = Counter(continuations).most_common(1)[0][0]  # where the help column starts
+        # A row's names (and a required mark) start within its first columns; a continuation further in,
+        # most often at the help column.
+        continuations = [indent(r) for r in panel if r.strip() and indent(r) > NAMES]
+        if continuations:
+            out.append((panel, Counter(continuations).most_common(1)[0][0]))
+    return out
+
+
+def needless_breaks(text: str, columns: int) -> list[str]:
+    """Pairs of lines of one paragraph or table cell where the next line's first word would have fit
+    on the line before: a break put there by hand, not by wrapping."""
+    found = []
+    free = [line for line in text.splitlines() if not line.startswith(("│", "╭", "╰"))]
+    for a, b in zip(free, free[1:]):  # the description, padded by one column on each side
+        if a.strip() and b.strip() and not b.strip().startswith("Usage:") and not a.strip().startswith("Usage:"):
+            if len(a.rstrip()) + 1 + len(b.split()[0]) <= columns - 1:
+                found.append(f"{a.rstrip()!r} / {b.strip()!r}")
+    for panel, x in tables(text):
         width = len(panel[0]) - x - 1
         for a, b in zip(panel, panel[1:]):
-            starts_new_row = len(b) - len(b.lstrip()) <= NAMES
             nxt = b[x:].strip()
-            if starts_new_row or not nxt or nxt.startswith(NEW_ITEM) or not a[x:].strip():
+            if indent(b) <= NAMES or not nxt or nxt.startswith(NEW_ITEM) or not a[x:].strip():
                 continue
             if len(a[x:].rstrip()) + 1 + len(nxt.split()[0]) <= width:
                 found.append(f"{a[x:].rstrip()!r} / {nxt!r}")
@@ -74,19 +83,9 @@ def folded_types(text: str) -> list[str]:
     """Option types or placeholders cut mid-word at the end of their column, the rest on the next row
     (``[sra-p256-v1|commit-re`` / ``veal-v1]``)."""
     found = []
-    panels: list[list[str]] = [[]]
-    for line in text.splitlines():
-        if line.startswith("╰"):
-            panels.append([])
-        elif line.startswith("│"):
-            panels[-1].append(line[1:-1])
-    for panel in panels:
-        indents = [len(r) - len(r.lstrip()) for r in panel if r.strip() and len(r) - len(r.lstrip()) > NAMES]
-        if not indents:
-            continue
-        x = Counter(indents).most_common(1)[0][0]
+    for panel, x in tables(text):
         for a, b in zip(panel, panel[1:]):
-            start = len(b) - len(b.lstrip())
+            start = indent(b)
             if NAMES < start < x:  # the type column goes on in this row
                 cell = a[start:x - 2]
                 if cell.rstrip() == cell and cell[-1:] not in ("", " "):  # filled to its last column
