@@ -14,7 +14,7 @@ from .engine import Action, Observation, ScoringResult
 from .engine import actions as A
 from .engine.cells import format_cell
 from .engine.components import COLOR_NAME, RANK_NAME, Order, color_count, colors_of
-from .engine.game import AFTER_REDEAL, CONFUSE_MOVE, CONFUSE_PAY, SECOND_ALTAR, SECOND_SCAFFOLD
+from .engine.game import AFTER_REDEAL, CONFUSE_MOVE, CONFUSE_PAY, PAID, SECOND_ALTAR, SECOND_SCAFFOLD
 from .engine.observation import OrderFace
 
 ORDER_TITLE = {
@@ -136,6 +136,34 @@ def describe_action(
     if k == A.NONE:
         return f"{who} had no legal action; the turn ends."
     return f"{who}: {A.format_action(action)}"
+
+
+def describe_answer(action: Action, actor: int, before: Observation | None, names: Sequence[str]) -> str | None:
+    """A decision the player not on turn makes about the paid option of the other's order (D27, D20),
+    told as an answer to that order: ``answers bob's RECRUIT: $e1 (pays a coin: a builder of theirs
+    onto e1)``; None for any other decision."""
+    pending = before.pending if before is not None else None
+    if before is None or pending is None or actor == before.active:
+        return None
+    cell = format_cell(action.cell) if action.cell >= 0 else ""
+    if pending.kind == PAID and pending.order is not None:
+        order = pending.order
+        if action.kind != A.PAY:
+            words = "declines, pays nothing"
+        elif action.rank:
+            words = f"pays a coin: their builder on {cell} becomes {rank_name(action.rank)}"
+        else:
+            words = f"pays a coin: a builder of theirs onto {cell}"
+    elif pending.kind == CONFUSE_PAY:
+        order = Order.CONFUSE
+        words = ("pays a coin to choose the move" if action.kind == A.PAY else
+                 f"declines, pays nothing: {names[before.active]} chooses the move")
+    elif pending.kind == CONFUSE_MOVE and pending.paid:
+        order = Order.CONFUSE
+        words = f"the move they paid to choose: the builder on {cell} to {format_cell(action.dest)}"
+    else:
+        return None
+    return f"answers {names[before.active]}'s {ORDER_TITLE[order]}: {A.format_action(action)} ({words})"
 
 
 def describe_scoring(result: ScoringResult, number: int, names: Sequence[str]) -> list[str]:

@@ -9,6 +9,12 @@ from __future__ import annotations
 from .engine import Game, Observation, ScoringResult, observe
 
 
+# One line that makes the notation of moves and boards readable without docs/notation.md.
+LEGEND = ("legend: V2:d1 vault V2 onto d1, B:d1 builder on it, O3:c1=A order O3 on c1 (=A: rank Architect), "
+          "$d2 paid option, pass declines it; board: ^ crown, 1A player 1's builder of rank A, * glass, "
+          "### scaffolding")
+
+
 def render_board(g: Game, names: tuple[str, str] = ("player 1", "player 2")) -> str:
     """The board as the terminal client draws it, in plain text, from the public view only."""
     return render_view(observe(g, 0), names)

@@ -101,11 +101,12 @@ def one_run(lab: Lab, pairing: Pairing, folder: Path, limit: float) -> Run:
                            "--invite-ttl", str(int(limit) + 5), "--port-mapping", pairing.mapping, *stun],
                   folder / "hh")
     try:
-        while host.line("invite: ") is None:
+        # The first invite holds the LAN address at once; the second adds what STUN and the router gave.
+        while len(invites := [x for x in list(host.out) if x.startswith("invite: ")]) < 2:
             if host.proc.poll() is not None:
                 raise RuntimeError(f"the host stopped: {host.err}")
             time.sleep(0.02)
-        code = host.line("invite: ").split()[-1]  # type: ignore[union-attr]
+        code = invites[1].split()[-1]
         start = time.monotonic()
         join = _start(lab, 0 if pairing.same_lan else 1, ["join", code, "--bot", "random", "--replay-dir", str(folder / "b"),
                                "--connect-timeout", str(limit), *stun], folder / "jh")

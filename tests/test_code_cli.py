@@ -92,6 +92,7 @@ def test_a_mailbox_that_is_down_is_one_line(tmp_path: Path) -> None:
     assert r.returncode == 1, r.stderr
     lines = r.stderr.strip().splitlines()
     assert lines[-1].startswith("error: the code: ") and "127.0.0.1:9" in lines[-1], r.stderr
+    assert "ask the host for its invite line" in lines[-1] and "--mailbox URL" in lines[-1], lines[-1]
     assert "Traceback" not in r.stderr
 
 
@@ -103,3 +104,42 @@ def test_without_the_internet_extra_code_says_what_to_install(tmp_path: Path) ->
     assert r.returncode == 1, r.stderr
     assert r.stderr.strip().splitlines()[-1] == ("error: --code needs the internet extra (wsproto is missing): "
                                                  "pip install 'basilica-p2p[internet]'"), r.stderr
+
+
+def test_without_the_internet_extra_host_code_refuses_before_any_invite(tmp_path: Path) -> None:
+    """No invite is printed that would die with the process a moment later."""
+    script = ("import sys; sys.modules['wsproto'] = None; sys.argv = ['basilica'] + sys.argv[1:]; "
+              "from basilica_p2p.cli import main; main()")
+    r = subprocess.run([sys.executable, "-c", script, "host", "--code", "--bind", "127.0.0.1", "--port", "0",
+                        "--no-stun", "--port-mapping", "off", "--bot", "random"],
+                       env=_env(tmp_path / "hh"), capture_output=True, text=True, timeout=60)
+    assert r.returncode == 1, r.stderr
+    assert r.stdout == "", r.stdout
+    assert r.stderr.strip().splitlines() == ["error: --code needs the internet extra (wsproto is missing): "
+                                             "pip install 'basilica-p2p[internet]'"], r.stderr
+
+
+def test_a_host_whose_mailbox_does_not_answer_keeps_its_invite_and_says_what_to_do(tmp_path: Path) -> None:
+    from readiness import log_until
+
+    host = subprocess.Popen(_cli("host", "--code", "--mailbox", "ws://127.0.0.1:9/v1", "--bind", "127.0.0.1",
+                                 "--port", "0", "--no-stun", "--port-mapping", "off", "--bot", "random",
+                                 "--replay-dir", str(tmp_path / "a")),
+                            env=_env(tmp_path / "hh"), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        assert host.stdout is not None
+        invite = next(line for line in host.stdout if line.startswith("invite: ")).split()[-1]
+        said = log_until(host, "did not answer")
+        (line,) = [s for s in said if "did not answer" in s]
+        assert "ws://127.0.0.1:9/v1" in line and "the invite above still works" in line and "--mailbox URL" in line
+        assert host.poll() is None  # still waiting for the invite's holder
+        joined = subprocess.run(_cli("join", invite, "--no-stun", "--bot", "random", "--replay-dir",
+                                     str(tmp_path / "b")),
+                                env=_env(tmp_path / "jh"), capture_output=True, text=True, timeout=120)
+        _, err = host.communicate(timeout=60)
+        assert (host.returncode, joined.returncode) == (0, 0), (err, joined.stderr)
+    finally:
+        if host.poll() is None:
+            host.kill()
+            host.communicate()

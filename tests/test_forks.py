@@ -247,3 +247,25 @@ def test_an_existing_proof_given_to_evidence_is_confirmed_not_refused(honest: Pa
     result = runner.invoke(app, ["verify", "--evidence", str(proof), str(honest)])
     assert result.exit_code == 0, result.output
     assert "confirmed" in result.output and proof.read_bytes() == before
+
+
+def test_files_of_one_game_that_agree_are_said_to_agree(honest: Path, tmp_path: Path) -> None:
+    """verify a/* b/* says what the demo says when both sides' files hold the same records."""
+    import shutil
+
+    a, b = tmp_path / "a" / "game-p1.replay", tmp_path / "b" / "game-p2.replay"
+    for copy in (a, b):
+        copy.parent.mkdir()
+        shutil.copy(honest, copy)
+    result = runner.invoke(app, ["verify", str(a), str(b)])
+    assert result.exit_code == 0, result.output
+    assert f"{a} and {b}: both sides hold the same records: yes" in result.stdout.splitlines(), result.stdout
+
+
+def test_a_side_that_holds_fewer_records_is_named(honest: Path, tmp_path: Path) -> None:
+    replay, envs = rb.load(honest)
+    short = rb.write(tmp_path / "short.replay", replay.header_bytes, [e.raw for e in envs[:-1]])
+    result = runner.invoke(app, ["verify", str(honest), str(short)])
+    assert result.exit_code == 1, result.output
+    assert (f"{honest} and {short}: both sides hold the same records: NO ({short} holds the first "
+            f"{len(envs) - 1} of {len(envs)})") in result.stderr.splitlines(), result.stderr

@@ -10,6 +10,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from basilica_p2p.net.invite import Candidate
 from basilica_p2p.replay.verify import verify_file
 
 TESTS = Path(__file__).resolve().parent
@@ -166,3 +167,71 @@ def test_an_invite_is_not_used_up_when_the_host_drops_the_joiner_before_any_game
         # Never seated (the host closed before 'seated'), so the joiner never began a game.
         assert "closed" in r.stderr and "no hello" not in r.stderr, (attempt, r.stderr)
     server.close()
+
+
+def test_the_invite_comes_at_once_and_a_fuller_one_follows_when_stun_answers(tmp_path: Path) -> None:
+    """The STUN server here holds its answer until the first invite is out: the invite does not wait
+    for the slow candidates, and the one that follows holds the same seat with the STUN-seen address."""
+    import socket
+    import threading
+
+    from basilica_p2p.net.invite import parse_invite
+    from test_stun import success
+
+    release = threading.Event()
+    server = socket.create_server(("127.0.0.1", 0))
+    held: list[socket.socket] = []
+
+    def answer_when_released() -> None:
+        conn, _ = server.accept()
+        held.append(conn)
+        request = conn.recv(20)
+        release.wait(60)
+        conn.sendall(success(request[8:20], "203.0.113.7", 4242))
+
+    threading.Thread(target=answer_when_released, daemon=True).start()
+    stun = f"127.0.0.1:{server.getsockname()[1]}"
+    host = subprocess.Popen(_cli("host", "--bind", "127.0.0.1", "--port", "0", "--stun", stun, "--port-mapping", "off",
+                                 "--invite-ttl", "15", "--bot", "random"),
+                            env=_env(tmp_path / "hh"), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        assert host.stdout is not None
+        invites = (line.split()[-1] for line in host.stdout if line.startswith("invite: basilica join "))
+        first = parse_invite(next(invites), 0)
+        assert [c.kind for c in first.candidates] == ["lan"], first
+        release.set()  # only now does the STUN server answer
+        second = parse_invite(next(invites, "no second invite"), 0)
+        assert (second.key, second.secret, second.expires) == (first.key, first.secret, first.expires)
+        assert second.candidates == (*first.candidates, Candidate("stun", "203.0.113.7", 4242)), second
+    finally:
+        host.kill()
+        _, err = host.communicate(timeout=20)
+        server.close()
+    assert "STUN sees this host as 203.0.113.7:4242" in err, err
+
+
+def test_what_the_host_could_not_find_is_one_line(tmp_path: Path) -> None:
+    import socket
+
+    closed = []
+    for _ in range(2):  # two STUN servers that refuse the connection
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            closed.append(f"127.0.0.1:{s.getsockname()[1]}")
+    host = subprocess.Popen(_cli("host", "--bind", "127.0.0.1", "--port", "0", "--stun", closed[0], "--stun", closed[1],
+                                 "--port-mapping", "off", "--invite-ttl", "10", "--bot", "random"),
+                            env=_env(tmp_path / "hh"), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        assert host.stderr is not None
+        from readiness import log_until
+
+        said = log_until(host, "this network only")
+    finally:
+        host.kill()
+        host.communicate(timeout=20)
+    about_stun = [line for line in said if "STUN" in line]
+    assert len(about_stun) == 1, said
+    assert about_stun[0].startswith("the invite works on this network only: no STUN server answered ("), said
+    assert closed[0] in about_stun[0] or closed[1] in about_stun[0], said

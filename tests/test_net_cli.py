@@ -206,6 +206,32 @@ def test_the_joiner_keeps_its_advice(tmp_path: Path) -> None:
     assert "(is the host running and reachable?)" in r.stderr, r.stderr
 
 
+def test_resuming_a_finished_game_says_it_is_finished_and_where_its_replay_is(tmp_path: Path) -> None:
+    """A finished game's session file is gone (deleted once both sides hold the result): resume says the
+    game is over, with its result, rather than that only host or join games can be resumed."""
+    import shutil
+
+    replay = tmp_path / "a" / "game-p1.replay"
+    replay.parent.mkdir()
+    shutil.copy(TESTS.parent / "replays" / "portal2022-greedy-vs-random.replay", replay)
+    outcome = verify_file(replay).outcome
+    assert outcome is not None
+    r = CliRunner().invoke(app, ["--home", str(tmp_path / "home"), "resume", str(replay)], env={"BASILICA_HOME": None})
+    assert r.exit_code == 0, r.output
+    assert "only games played with host or join" not in r.output
+    assert "finished" in r.stdout and f"{outcome.scores[0]}-{outcome.scores[1]}" in r.stdout, r.stdout
+    assert f"replay: {replay}" in r.stdout.splitlines(), r.stdout
+
+
+def test_resuming_an_unfinished_local_game_still_says_what_can_be_resumed(tmp_path: Path) -> None:
+    replay = tmp_path / "cut.replay"
+    data = (TESTS.parent / "replays" / "portal2022-greedy-vs-random.replay").read_bytes()
+    replay.write_bytes(data[: len(data) // 2])
+    r = CliRunner().invoke(app, ["--home", str(tmp_path / "home"), "resume", str(replay)], env={"BASILICA_HOME": None})
+    assert r.exit_code == 2, r.output
+    assert "only games played with host or join can be resumed" in r.stderr, r.stderr
+
+
 # --- a cmd: bot's name, as the network peer sees it ---------------------------------------------------------
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -188,6 +189,23 @@ def test_replay_show_at_3_prints_the_board_after_move_3(match_dir: Path) -> None
     assert "game over" in lines[-1]
     start = cli("replay", "show", str(path), "--at", "0")
     assert start.exit_code == 0 and render_board(_fresh_game(path), ("local-p1", "local-p2")) in start.stdout
+
+
+def test_replay_show_at_shows_the_position_and_the_moves_around_it_not_the_whole_game() -> None:
+    from basilica_p2p.cli.replays import AROUND
+
+    path = Path(__file__).resolve().parent.parent / "replays" / "classic-greedy-vs-greedy.replay"
+    whole = cli("replay", "show", str(path))
+    r = cli("replay", "show", str(path), "--at", "10")
+    assert r.exit_code == 0, r.output
+    numbered = [int(line.split(".")[0]) for line in r.stdout.splitlines() if re.match(r"\s*\d+\. turn", line)]
+    assert numbered == list(range(10 - AROUND, 10 + AROUND + 1)), numbered
+    lines = r.stdout.splitlines()
+    at = next(i for i, line in enumerate(lines) if line.strip().startswith("10. turn"))
+    assert lines[at + 1].startswith("Basilica"), lines[at + 1]  # the board right after move 10
+    assert len(lines) < len(whole.stdout.splitlines()) // 2
+    assert f"{10 - AROUND - 1} earlier moves" in r.stdout and "later moves" in r.stdout
+    assert "game over" in lines[-1]
 
 
 def test_replay_show_at_past_the_end_is_one_error_line(match_dir: Path) -> None:

@@ -22,7 +22,7 @@ from typer.testing import CliRunner
 import replay_builders as rb
 from basilica_p2p.cli import app
 from basilica_p2p.engine import Game, Options, determinize, format_cell, observe
-from basilica_p2p.engine.components import RANK_LETTER, format_colors
+from basilica_p2p.engine.components import RANK_LETTER, Order, format_colors
 from basilica_p2p.identity import Identity
 from basilica_p2p.replay.file import frame, read_replay
 from basilica_p2p.replay.html import build_viewer_data, public_state, script_json
@@ -199,7 +199,7 @@ def test_a_step_shows_only_public_information() -> None:
     for step in data["steps"]:
         assert isinstance(step["stack"], int)  # a count, never the order
         for face in [*step["orders"], step["stack_top"]]:
-            assert face is None or (set(face) == {"order", "colors", "wild", "paid", "crown"}
+            assert face is None or (set(face) == {"order", "title", "colors", "wild", "paid", "crown"}
                                     and face["crown"] is None)  # no tile id, no crown under an order face
 
 
@@ -438,3 +438,23 @@ def test_the_viewer_speaks_to_players_without_rule_codes() -> None:
 
     page = files("basilica_p2p.data").joinpath("viewer.html").read_text(encoding="utf-8")
     assert re.findall(r"\(D\d+\)|§\d", page) == []
+
+
+def test_orders_are_named_in_words_as_everywhere_else(browser: Any, pages: dict[str, Path]) -> None:
+    """The market's tooltips and the stack's top name an order as describe.py does ('STAINED GLASS'),
+    never by its identifier in the data ('STAINED_GLASS', which stays in data-order)."""
+    from basilica_p2p.describe import ORDER_TITLE
+
+    sample = ROOT / "replays" / "classic-greedy-vs-greedy.replay"
+    n = len(engine_states(sample)[0]) - 1
+    open_page(browser, pages[sample.stem])
+    shown = []
+    for _ in range(n + 1):
+        shown.append(browser.execute_script(
+            "return [document.body.innerText, document.getElementById('counts').textContent]"
+            ".concat(Array.from(document.querySelectorAll('#market title')).map(e => e.textContent)).join('\\n')"))
+        press(browser, "\ue014")  # ArrowRight
+    text = "\n".join(shown)
+    assert re.findall(r"\b[A-Z]+_[A-Z_]+\b", text) == []
+    assert ORDER_TITLE[Order.STAINED_GLASS] in text and ORDER_TITLE[Order.SCAFFOLDING] in text
+    assert js_errors(browser) == []

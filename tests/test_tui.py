@@ -337,6 +337,12 @@ def test_rules_turn_explains_the_turn_the_market_and_the_goal() -> None:
     assert "rules turn" in COMMANDS and "turn" in rules_text("")
 
 
+def test_rules_turn_says_first_that_a_turn_is_three_actions() -> None:
+    """The header counts 'action 1 of 3': the rule's first sentence says why."""
+    first_sentence = rules_text("turn").split(". ")[0]
+    assert "exactly three actions" in first_sentence, first_sentence
+
+
 class _SlowPerson:
     """A person who takes their time: blocks in the worker thread until released."""
 

@@ -17,7 +17,7 @@ from typing import Optional
 import typer
 
 from . import games, identity, play, replays, rules
-from ._common import HELP_NAMES, _report_games, fail, home_of, load_manifest_option, load_manifests, read_input
+from ._common import CODE_SERVERS, HELP_NAMES, _report_games, fail, home_of, load_manifest_option, load_manifests, read_input
 from ._root import _is_usage_error, _leave, _Root, _version
 
 # What tests and scripts import from basilica_p2p.cli, whichever module now holds it.
@@ -49,8 +49,8 @@ app.add_typer(replays.replay_app, name="replay")
 app.add_typer(identity.peers_app, name="peers")
 app.command("match")(games.match)
 app.command("verify")(replays.verify)
-app.command("host")(play.host_cmd)
-app.command("join")(play.join_cmd)
+app.command("host", epilog=CODE_SERVERS)(play.host_cmd)
+app.command("join", epilog=CODE_SERVERS)(play.join_cmd)
 app.command("tournament")(games.tournament_cmd)
 app.command("play")(play.play_cmd)
 app.command("demo")(play.demo_cmd)

@@ -233,14 +233,20 @@ NET_HELP = {
     "host_code": "Also print a short code (7-crossover-clockwork) to read aloud, through a Magic Wormhole "
                  "mailbox; with it the two sides punch and relay without pasting anything (docs/wormhole.md).",
     "join_code": "Join by the host's short code (the code alone as the argument works too).",
-    "mailbox": "The Magic Wormhole mailbox server for --code (default: the public one, "
-               "ws://relay.magic-wormhole.io:4000/v1).",
-    "relay": "The Magic Wormhole transit relay used when no direct way connects (default: "
-             "transit.magic-wormhole.io:4001).",
+    "mailbox": "The Magic Wormhole mailbox server for --code (default: the public one, named below).",
+    "relay": "The Magic Wormhole transit relay used when no direct way connects (default: the public one, "
+             "named below).",
     "no_relay": "With --code: play directly or not at all (never through a relay).",
     "keep": "Keep each game's hidden .session file (what resume needs) after the game is finished and both "
             "sides hold the result; by default it is deleted then.",
 }
+
+
+# Below the options of host and join, where a long address has the whole width (in the table's
+# narrow help column, rich cut it short with an ellipsis).
+CODE_SERVERS = ("With --code, the public Magic Wormhole servers are used unless --mailbox or --relay names "
+                "another: the mailbox ws://relay.magic-wormhole.io:4000/v1 and the transit relay "
+                "transit.magic-wormhole.io:4001 (docs/wormhole.md).")
 
 
 # Options shared by several commands: play, host and join (and resume for the timeouts); match, tournament,
@@ -261,7 +267,7 @@ OPT_PING = typer.Option(5.0, "--ping-interval", min=0.05, help=NET_HELP["ping"])
 OPT_FRAME = typer.Option(10.0, "--frame-timeout", min=0.1, help=NET_HELP["frame"])
 OPT_MOVE = typer.Option(None, "--move-time", min=0.1, help=NET_HELP["move"])
 OPT_KEEP = typer.Option(False, "--keep-session", metavar="", help=NET_HELP["keep"])
-OPT_NET_SHUFFLE = typer.Option("sra-p256-v1", "--shuffle", metavar="[sra-p256-v1|commit-reveal-v1]",
+OPT_NET_SHUFFLE = typer.Option("sra-p256-v1", "--shuffle", metavar="SCHEME",  # the help names both
                                help=NET_HELP["shuffle"])
 OPT_STUN = typer.Option(None, "--stun", metavar="HOST:PORT", help=NET_HELP["stun"])
 OPT_NO_STUN = typer.Option(False, "--no-stun", metavar="", help=NET_HELP["no_stun"])

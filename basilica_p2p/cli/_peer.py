@@ -141,8 +141,12 @@ WORMHOLE_CODE = re.compile(r"^\s*\d+(-[A-Za-z]+)+\s*$")
 
 
 def _code_options(mailbox: Optional[str], relay: Optional[str], no_relay: bool):  # type: ignore[no-untyped-def]
-    from ..net.coded import PUBLIC_MAILBOX, PUBLIC_RELAY, CodeOptions
+    """--mailbox, --relay and --no-relay, checked, and the internet extra that codes need."""
+    from ..net.coded import PUBLIC_MAILBOX, PUBLIC_RELAY, CodeOptions, missing_extra
 
+    missing = missing_extra()
+    if missing is not None:
+        raise fail(missing, code=1)
     if mailbox is not None and not re.match(r"wss?://", mailbox):
         raise fail(f"--mailbox {mailbox!r} is not a ws:// or wss:// URL")
     where = PUBLIC_RELAY
@@ -202,6 +206,17 @@ async def _host_with_invite(bind: str, port: int, config, internet, coded=None):
         typer.echo(f"give the invite line to the other player (it is valid for {internet.ttl} s and lets in one "
                    "player); if they print a 'reply: bas1r:...' line, paste it here and press Enter", err=True)
 
+    def gathered(g) -> None:  # type: ignore[no-untyped-def]
+        for note in g.notes:
+            typer.echo(note, err=True)
+        if g.invite is not None:
+            typer.echo(f"invite: basilica join {format_invite(g.invite)}")
+            sys.stdout.flush()
+            typer.echo("the invite above is the same seat with addresses for a player on another network "
+                       "(the first one works on this network only)", err=True)
+        if g.not_found is not None:
+            typer.echo(g.not_found, err=True)
+
     companions = [reply_reader(_stdin_lines())]
     relayed: dict[str, object] = {}  # filled by the wormhole: which relay, and the key to meet there again
     if coded is not None:
@@ -217,7 +232,7 @@ async def _host_with_invite(bind: str, port: int, config, internet, coded=None):
     async with AsyncExitStack() as stack:
         try:
             admitted = await host_connection(bind, port, config.me, internet, int(time.time()), ready, config.log,
-                                             companions, stack, config.timeouts.frame)
+                                             companions, stack, config.timeouts.frame, gathered)
         except GateClosed as e:
             raise SessionError(str(e)) from None
         if admitted.via == "relayed":

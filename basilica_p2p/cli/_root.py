@@ -26,6 +26,7 @@ class _Root(TyperGroup):
         for command in self.commands.values():
             _share_options(command, shared)
         _quiet_flags(self)
+        _one_line_paragraphs(self)
 
 
 def _store_home(ctx, param, value):  # type: ignore[no-untyped-def]
@@ -50,6 +51,22 @@ def _share_options(command, shared) -> None:  # type: ignore[no-untyped-def]
     for sub in getattr(command, "commands", {}).values():
         _share_options(sub, shared)
     _quiet_flags(command)
+
+
+def _one_line_paragraphs(command) -> None:  # type: ignore[no-untyped-def]
+    """Each paragraph of a command's help (its docstring) made one line, for the terminal to wrap.
+
+    typer keeps the line breaks of a docstring after its first paragraph (and of the first
+    paragraph in a group's list of commands), so a source line wrapped at 100 columns broke the
+    help mid-sentence at every other width. A paragraph that starts with \\b keeps its lines.
+    """
+    import inspect
+
+    if command.help:
+        paragraphs = inspect.cleandoc(command.help).split("\n\n")
+        command.help = "\n\n".join(p if p.startswith("\b") else " ".join(p.split()) for p in paragraphs)
+    for sub in getattr(command, "commands", {}).values():
+        _one_line_paragraphs(sub)
 
 
 def _quiet_flags(command) -> None:  # type: ignore[no-untyped-def]

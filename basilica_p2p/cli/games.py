@@ -33,7 +33,7 @@ def match(
         "real commit-reveal between two local identities, so games differ from run to run)."),
     show: bool = typer.Option(False, "--show", metavar="", help="Print each game's actions and scorings as it is played "
                               "(with --json: add each game's moves to the JSON)."),
-    shuffle: Shuffle = typer.Option(Shuffle.COMMIT_REVEAL.value, "--shuffle", case_sensitive=False,
+    shuffle: Shuffle = typer.Option(Shuffle.COMMIT_REVEAL.value, "--shuffle", case_sensitive=False, metavar="SCHEME",
                                     help=SHUFFLE_HELP + " With --replay-dir the replays are dealt by it (and "
                                     "verify with 'deal audited'); without, a hidden deal is still played through "
                                     "the whole protocol, into a temporary replay that is then deleted."),
@@ -86,7 +86,7 @@ def tournament_cmd(
     out: Optional[Path] = typer.Option(None, "--out", "-o", help="Folder for tournament.json and standings.csv; "
                                        "results already there are replaced (default: tournaments/SEED under "
                                        "--home, or SEED-2, -3, ... if that holds an earlier run)."),
-    shuffle: Shuffle = typer.Option(Shuffle.COMMIT_REVEAL.value, "--shuffle", case_sensitive=False,
+    shuffle: Shuffle = typer.Option(Shuffle.COMMIT_REVEAL.value, "--shuffle", case_sensitive=False, metavar="SCHEME",
                                     help=SHUFFLE_HELP + " A hidden deal plays each game through the whole protocol "
                                     "(no replay is kept)."),
     ray: Optional[str] = typer.Option(None, "--ray", metavar="auto|ADDRESS", help="Play the games as tasks on this "

@@ -59,7 +59,7 @@ def host_cmd(
     no_invite: bool = typer.Option(False, "--no-invite", metavar="", help=NET_HELP["no_invite"]),
     stun: Optional[list[str]] = OPT_STUN,
     no_stun: bool = OPT_NO_STUN,
-    port_mapping: str = typer.Option("auto", "--port-mapping", metavar="[auto|pcp|natpmp|upnp|off]",
+    port_mapping: str = typer.Option("auto", "--port-mapping", metavar="MODE",
                                      help=NET_HELP["port_mapping"]),
     invite_ttl: int = typer.Option(600, "--invite-ttl", min=10, max=7 * 24 * 3600, help=NET_HELP["invite_ttl"]),
     code: bool = typer.Option(False, "--code", metavar="", help=NET_HELP["host_code"]),
@@ -81,6 +81,9 @@ def host_cmd(
     """
     from ..net import peer as net_peer
 
+    if code and no_invite:
+        raise fail("--code needs an invite: leave out --no-invite")
+    coded = _code_options(mailbox, relay, no_relay) if code else None  # before anything is printed
     config = _net_options(bot, ruleset, festum, festum_removal, manifest, replay_dir, handshake_timeout,
                           idle_timeout, ping_interval, frame_timeout, move_time, ctx, "host", games,
                           keep_session=keep_session, shuffle=shuffle, plain=plain)
@@ -89,12 +92,9 @@ def host_cmd(
     config.resume_info["address"] = bind
     if not no_invite:
         internet = _internet_options(stun, no_stun, port_mapping, invite_ttl, handshake_timeout)
-        coded = _code_options(mailbox, relay, no_relay) if code else None
         _run_peer(lambda: _host_with_invite(bind, port, config, internet, coded), config, f" ({bind}:{port})",
                   _host_hint(bind, port))
         return
-    if code:
-        raise fail("--code needs an invite: leave out --no-invite")
 
     def ready(address: str, actual: int) -> None:
         typer.echo(f"listening on {address}:{actual}", err=False)
@@ -263,6 +263,7 @@ def demo_cmd(
     from ..net.demo import run_demo
     from ..net.session import SessionError
     from ..render import render_board
+    from ..replay.forks import Agreement
     from ..replay.verify import verify_file
 
     try:
@@ -285,15 +286,13 @@ def demo_cmd(
     typer.echo(render_board(host_report.game, names))
     typer.echo(f"game over ({o.end}): {names[0]} {o.scores[0]} - {o.scores[1]} {names[1]}")
     typer.echo("verifying both replays:")
-    ok = True
-    for report in (host_report, join_report):
-        v = verify_file(report.replay)
-        ok = ok and v.ok
+    verdicts = [verify_file(report.replay) for report in (host_report, join_report)]
+    for v in verdicts:
         typer.echo("  " + v.line())
-    same = host_report.replay.read_bytes() == join_report.replay.read_bytes()
-    typer.echo(f"  both sides hold the same records: {'yes' if same else 'NO'}")
+    agreement = Agreement(*verdicts)
+    typer.echo("  " + agreement.line())
     say_where("replays", folder)
-    if not (ok and same):
+    if not (all(v.ok for v in verdicts) and agreement.same):
         raise typer.Exit(1)
 
 
@@ -327,13 +326,16 @@ def resume_cmd(
     from ..replay.file import ReplayError
 
     side_file = sidecar_path(replay)
+    if not side_file.exists():
+        _nothing_to_resume(replay, side_file)
+        return
     try:
         info = json.loads(side_file.read_text(encoding="utf-8"))
         role, address, port = info["role"], info["address"], int(info["port"])
         if role not in ("host", "join") or not isinstance(address, str):
             raise ValueError
-    except OSError:
-        raise fail(f"no session file {side_file}: only games played with host or join can be resumed") from None
+    except OSError as e:
+        raise fail(f"cannot read {side_file}: {e.strerror or e}") from None
     except (ValueError, KeyError, TypeError):
         raise fail(f"{side_file} is damaged") from None
     root = ctx.find_root().obj
@@ -382,3 +384,18 @@ def resume_cmd(
     except OSError as e:
         raise fail(f"network: {e.strerror or e}", code=1) from None
     _report_games([report], me.name)
+
+
+def _nothing_to_resume(replay: Path, side_file: Path) -> None:
+    """Without its session file a game cannot go on; one that is finished (the file is deleted once
+    both sides hold the result) says so, with its result, and where its replay is."""
+    from ..replay.verify import verify_file
+
+    if not replay.exists():
+        raise fail(f"no replay {replay}")
+    verdict = verify_file(replay)
+    if not verdict.ok:
+        raise fail(f"no session file {side_file}: only games played with host or join can be resumed "
+                   f"({verdict.error})")
+    typer.echo(f"this game is finished, nothing to resume: {verdict.summary()}")
+    say_where("replay", replay)

@@ -11,6 +11,8 @@ import typer
 from ._common import fail, load_manifests, output_folder
 
 
+AROUND = 6  # moves shown before and after --at N: two turns of three actions each way
+
 replay_app = typer.Typer(help="Look into replay files: the game move by move, as JSON, or as a web page.",
                          no_args_is_help=True)
 
@@ -34,7 +36,7 @@ def verify(
     Needs no private key and no network. Exit 0 if every replay is a valid, finished game, the replays of each game agree and every evidence file is confirmed; 1 otherwise.
     """
     from ..replay.evidence import check_evidence, is_evidence_file
-    from ..replay.forks import find_forks
+    from ..replay.forks import agreements, find_forks
     from ..replay.verify import verify_file
 
     files = list(files or [])
@@ -73,6 +75,8 @@ def verify(
     else:
         for v in verdicts:
             typer.echo(v.line(), err=not v.ok)
+        for agreement in agreements(verdicts):
+            typer.echo(f"{agreement.a.path} and {agreement.b.path}: {agreement.line()}", err=not agreement.same)
         for f in forks:
             typer.echo(f"conflict: {f.line()}", err=True)
         for r in confirmations:
@@ -102,7 +106,8 @@ def _walk(path: Path, manifest: list[Path]):  # type: ignore[no-untyped-def]
 @replay_app.command("show")
 def replay_show(
     file: Path = typer.Argument(..., help="A replay file."),
-    at: Optional[int] = typer.Option(None, "--at", min=0, help="Also print the board after move N (0: the start)."),
+    at: Optional[int] = typer.Option(None, "--at", min=0, help=f"Print the board after move N (0: the start) and the "
+                                     f"{AROUND} moves before and after it instead of the whole game."),
     boards: bool = typer.Option(False, "--boards", metavar="", help="Print the board after every turn."),
     manifest: list[Path] = typer.Option([], "--manifest", metavar="FILE", help="The manifest the game uses, if not the default."),
 ) -> None:
@@ -133,19 +138,30 @@ def replay_show(
             typer.echo(f"      takeback by {names[note.player]}, agreed by both: {span} taken back, "
                        f"play goes on from turn {note.turn}")
 
+    shown = range(1, len(w.moves) + 1) if at is None else range(max(1, at - AROUND), min(len(w.moves), at + AROUND) + 1)
+    if shown.start > 1:
+        typer.echo(f"      ... {shown.start - 1} earlier move{'' if shown.start == 2 else 's'}")
     for i, m in enumerate(w.moves, start=1):
+        number = scorings  # scorings are numbered through the whole game, shown or not
+        scorings += sum(1 for e in m.events if e.kind == "scoring")
+        if i not in shown:
+            continue
         takeback(i - 1)
         typer.echo(f"{i:>4}. turn {m.turn:>2}  {names[m.player]:<{width}}  {m.action}")
         for e in m.events:
             if e.kind == "scoring":
-                scorings += 1
-                typer.echo(render_scoring(m.game.scoring_log[scorings - 1], scorings, names))
+                number += 1
+                typer.echo(render_scoring(m.game.scoring_log[number - 1], number, names))
             elif e.kind != "game-over":
                 typer.echo(f"        {e.detail}")
         turn_ends = i == len(w.moves) or w.moves[i].turn != m.turn
         if at == i or (boards and turn_ends):
             typer.echo(render_board(m.game, names))
-    takeback(len(w.moves))
+    if shown.stop <= len(w.moves):
+        later = len(w.moves) - shown.stop + 1
+        typer.echo(f"      ... {later} later move{'' if later == 1 else 's'}")
+    else:
+        takeback(len(w.moves))
     if w.error:
         raise fail(f"the replay stops verifying at {w.error}", code=1)
     o = w.outcome

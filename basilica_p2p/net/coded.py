@@ -57,13 +57,23 @@ def relay_note(address: str) -> str:
             "to a direct path, since both sides would have to agree on the exact message where they switch")
 
 
+def missing_extra() -> str | None:
+    """Why codes cannot work here, in one line naming what to install, or None: checked before a
+    host prints an invite that would die with it a moment later."""
+    try:
+        from . import wormhole  # noqa: F401
+    except ImportError as e:  # wsproto, spake2 or pynacl missing
+        return f"--code needs the internet extra ({e.name} is missing): pip install 'basilica-p2p[internet]'"
+    return None
+
+
 def _wormhole():  # type: ignore[no-untyped-def]
     """The wormhole client, or a one-line error naming what to install."""
-    try:
-        from . import wormhole
-    except ImportError as e:  # wsproto, spake2 or pynacl missing
-        raise CodeFailed(f"--code needs the internet extra ({e.name} is missing): "
-                         "pip install 'basilica-p2p[internet]'") from None
+    missing = missing_extra()
+    if missing is not None:
+        raise CodeFailed(missing)
+    from . import wormhole
+
     return wormhole
 
 
@@ -108,11 +118,17 @@ def wormhole_companion(coded: CodeOptions, show_code: Callable[[str], None], ttl
         wormhole = _wormhole()
         try:
             wh = await wormhole.create(coded.mailbox, APPID)
+        except wormhole.MailboxUnreachable as e:
+            # No code, but the invite already printed works without the mailbox: keep waiting with it.
+            door.log(f"no code: {e}; the invite above still works (on this network, or wherever its addresses "
+                     "reach), and --mailbox URL names another mailbox server")
+            return
         except wormhole.WormholeError as e:
             raise CodeFailed(f"the code: {e}") from None
         show_code(wh.code)
         try:
             async with wh:
+                await door.gathered.wait()  # the invite with every address found, for a joiner anywhere
                 await wh.exchange(format_invite(door.invite).encode(), timeout=ttl)
                 answer = await wh.exchange(b"", timeout=EXCHANGE_TIME)
                 transit_key = wh.derive_key(TRANSIT_PURPOSE)
@@ -142,6 +158,12 @@ async def join_with_code(code: str, me: Identity, options: InternetOptions, code
     probe.close()
     try:
         wh = await wormhole.join(coded.mailbox, APPID, code)
+    except wormhole.MailboxUnreachable as e:
+        raise CodeFailed(f"the code: {e} (ask the host for its invite line, 'basilica join bas1:...', or name "
+                         "another mailbox server with --mailbox URL)") from None
+    except (wormhole.WormholeError, ValueError) as e:
+        raise CodeFailed(f"the code: {e}") from None
+    try:
         async with wh:
             text = await wh.exchange(b"", timeout=EXCHANGE_TIME)
             try:

@@ -15,14 +15,47 @@ from pathlib import Path
 import trio
 
 from ..bots import make_bot
+from ..describe import describe_answer
 from ..engine import Observation, Options, default_manifest, format_action
 from ..identity import local_identity
 from ..net.peer import PeerConfig, host, join
 from ..net.ledger import GameLedger
 from ..net.peers import KnownPeers
 from ..net.session import GameReport, Settings, Timeouts, Watch
-from ..render import render_scoring, render_view
+from ..render import LEGEND, render_scoring, render_view
 from ..seat import MoveApplied, Scored, SeatEvent
+
+
+class Narration:
+    """What the demo prints as the game goes (the events of the host's seat): the legend first,
+    then every move in notation, a paid option's answer told as an answer to the order it
+    follows, scorings, and the board after each turn (after that turn's scorings)."""
+
+    def __init__(self, names: tuple[str, str], show_boards: bool, out: Callable[[str], None]) -> None:
+        self.names, self.show_boards, self.out = names, show_boards, out
+        self.width = max(len(n) for n in names)
+        self.started = False
+        self.board: Observation | None = None  # the board after a turn, shown once its scorings are
+
+    def __call__(self, event: SeatEvent) -> None:
+        if isinstance(event, MoveApplied):
+            self._flush()
+            if not self.started:
+                self.started = True
+                self.out(LEGEND)
+            answer = describe_answer(event.action, event.mover, event.before, self.names)
+            self.out(f"turn {event.turn:>2}  {self.names[event.mover]:<{self.width}}  "
+                     f"{answer or format_action(event.action)}")
+            after = event.after
+            if after is not None and after.turn != event.turn and self.show_boards and not after.over:
+                self.board = after
+        elif isinstance(event, Scored):
+            self.out(render_scoring(event.result, event.number, self.names))
+
+    def _flush(self) -> None:
+        if self.board is not None:
+            self.out(render_view(self.board, self.names))
+            self.board = None
 
 
 def run_demo(replay_dir: Path, bots: tuple[str, str], options: Options, show_boards: bool,
@@ -34,20 +67,7 @@ def run_demo(replay_dir: Path, bots: tuple[str, str], options: Options, show_boa
         ids = (local_identity(home / "host", "demo", f"{bots[0]}-host"),
                local_identity(home / "join", "demo", f"{bots[1]}-join"))
         names = (ids[0].name, ids[1].name)  # one game, so the host is player 1 (net/peer.py)
-        width = max(len(n) for n in names)
-
-        board: list[Observation] = []  # the board after a turn, shown after the turn's scorings
-
-        def on_event(event: SeatEvent) -> None:
-            if isinstance(event, MoveApplied):
-                while board:
-                    out(render_view(board.pop(), names))
-                out(f"turn {event.turn:>2}  {names[event.mover]:<{width}}  {format_action(event.action)}")
-                after = event.after
-                if after is not None and after.turn != event.turn and show_boards and not after.over:
-                    board.append(after)
-            elif isinstance(event, Scored):
-                out(render_scoring(event.result, event.number, names))
+        on_event = Narration(names, show_boards, out)
 
         def config(k: int, log: Callable[[str], None], watch: Watch | None) -> PeerConfig:
             return PeerConfig(ids[k], settings, lambda n: make_bot(bots[k], manifest, 1000 * k + n),

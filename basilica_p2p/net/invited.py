@@ -1,11 +1,13 @@
 """Hosting and joining with an invite: from one pasted line to an authenticated TCP stream.
 
 The host listens on one port, which its STUN queries and its hole punches
-share (net/punch.py), gathers candidates (its own addresses, a port mapped
-on its router, the address STUN servers see), prints the invite, and lets
-in only the invite's holder (net/gate.py).  It also reads reply codes on
-its standard input: a joiner that could not reach any candidate prints one,
-and both sides then punch a hole.  The joiner tries every candidate at
+share (net/punch.py), prints an invite with its own addresses at once, and
+lets in only the invite's holder (net/gate.py).  Meanwhile it gathers the
+candidates that take a while (a port mapped on its router, the address STUN
+servers see): if there are any, a second invite follows with the same key,
+secret and expiry and the longer list; what was not found is one line.  It
+also reads reply codes on its standard input: a joiner that could not reach
+any candidate prints one, and both sides then punch a hole.  The joiner tries every candidate at
 once (net/dial.py), and after ``reply_after`` seconds without success
 queries STUN from a port of its own, prints its reply code and punches
 from that port until the host answers or the time is up.  Either way the
@@ -19,7 +21,8 @@ import os
 import socket
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import AsyncExitStack
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING
 
 import trio
 
@@ -29,7 +32,11 @@ from .gate import Admitted, GateClosed, GateLimits, admit
 from .interfaces import local_candidates
 from .invite import Candidate, Invite, InviteError, Reply, check_reply, format_reply, make_reply, parse_reply
 from .punch import listen, punch, reusable
-from .stun import SYMMETRIC, nat_behaviour, public_addresses
+from ._tasks import background_tasks
+from .stun import SYMMETRIC, Mapped, nat_behaviour, public_addresses
+
+if TYPE_CHECKING:
+    from .portmap import Mapping
 
 MAX_CANDIDATES = 16
 MAPPING_PROTOCOLS = ("pcp", "natpmp", "upnp")  # in the order they are asked
@@ -49,11 +56,20 @@ class InternetOptions:
 
 @dataclass
 class HostReady:
-    """What the host has to say before it waits: where it listens, the invite, and what it learned."""
+    """What the host has to say at once: where it listens, the invite (its own addresses), and notes."""
 
     port: int
     invite: Invite
     notes: list[str]
+
+
+@dataclass(frozen=True)
+class Gathered:
+    """What the host learned after its first invite, from STUN and the router."""
+
+    invite: Invite | None  # the same invite with more candidates; None when there are none more
+    notes: tuple[str, ...]  # what was found (a mapped port, what STUN sees, a symmetric router), a line each
+    not_found: str | None  # one line: what found nothing and why, and what that leaves the invite
 
 
 def _wildcard(bind: str) -> bool:
@@ -80,6 +96,8 @@ class Door:
     nursery: trio.Nursery
     log: Callable[[str], None]
     give_up: float
+    # Set once the invite holds every candidate the host will find (it replaces ``invite`` then).
+    gathered: trio.Event = field(default_factory=trio.Event)
 
     def take_reply(self, reply: Reply) -> bool:
         """Punch toward a reply's candidates if it was made from this invite; False if it was not."""
@@ -98,13 +116,16 @@ Companion = Callable[[Door], Awaitable[None]]
 async def host_connection(
     bind: str, port: int, me: Identity, options: InternetOptions, now: int, ready: Callable[[HostReady], None],
     log: Callable[[str], None], companions: Sequence[Companion], stack: AsyncExitStack, frame_timeout: float = 10.0,
+    gathered: Callable[[Gathered], None] = lambda g: None,
 ) -> Admitted:
-    """Listen, gather candidates, announce the invite, and admit its holder.
+    """Listen, announce the invite at once, gather more candidates, and admit the invite's holder.
 
-    Each companion runs beside the door while the host waits (reading reply
-    codes from standard input, a wormhole); all are cancelled once the seat
-    is taken.  A port mapping, if one is made, stays in ``stack`` (renewed
-    while the game lasts, removed when the caller closes the stack).
+    ``ready`` gets the invite with this machine's own addresses as soon as the host listens, and
+    the door opens then; ``gathered`` gets what STUN and the router added, a few seconds later
+    (not called when neither is asked).  Each companion runs beside the door while the host
+    waits (reading reply codes from standard input, a wormhole); all are cancelled once the seat
+    is taken, and so is a gathering still under way.  A port mapping, if one is made, stays in
+    ``stack`` (renewed while the game lasts, removed when the caller closes the stack).
     """
     if not _wildcard(bind):
         bind = await _numeric(bind)
@@ -117,57 +138,24 @@ async def host_connection(
         except OSError:
             pass  # no IPv6 here
     try:
-        notes: list[str] = []
-        mapped: list[Candidate] = []
-        candidates = local_candidates(port) if _wildcard(bind) else [Candidate(_kind_of(bind), bind, port)]
-        seen = (await public_addresses(list(options.stun), tcp_local=("0.0.0.0", port), log=log)
-                if options.stun else [])
-        seen_hosts = [m.host for m in seen]
-        if options.port_mapping != "off":
-            from .portmap import confirmed, mapped_port
-
-            protocols = MAPPING_PROTOCOLS if options.port_mapping == "auto" else (options.port_mapping,)
-            inside = next((c.host for c in candidates if c.kind == "lan"), None)
-            mapping = await stack.enter_async_context(
-                mapped_port(port, internal_host=inside, protocols=protocols, log=log)) if inside else None
-            if mapping is not None:
-                ok, why = confirmed(mapping, seen_hosts)
-                if ok:
-                    mapped.append(Candidate(mapping.protocol, mapping.external_host, mapping.external_port))
-                    notes.append(f"port {mapping.external_port} mapped by {PROTOCOL_NAMES[mapping.protocol]} on the router "
-                                 f"({mapping.external_host})")
-                else:
-                    notes.append(f"the router's port mapping is not used: {why}")
-            elif inside:
-                notes.append("the router maps no port (no PCP, NAT-PMP or UPnP answered)")
-        stun_candidates = [Candidate("stun", m.host, m.port) for m in seen]
-        # LAN addresses first (a joiner next door needs nothing else), then the mapped port, then
-        # the rest; the STUN-seen address is often the mapped one, given once under its best kind.
-        lan = [c for c in candidates if c.kind == "lan"]
-        ordered = [*lan, *mapped, *(c for c in candidates if c.kind != "lan"), *stun_candidates]
-        places: set[tuple[str, int]] = set()
-        candidates = []
-        for c in ordered:
-            if (c.host, c.port) not in places:
-                places.add((c.host, c.port))
-                candidates.append(c)
-        if seen:
-            behaviour = nat_behaviour(seen)
-            notes.append(f"STUN sees this host as {', '.join(sorted({_addr(m.host, m.port) for m in seen}))}"
-                         f" ({behaviour})")
-            if behaviour == SYMMETRIC:
-                notes.append("this router changes ports per destination (symmetric NAT): a joiner from outside "
-                             "can come in only through the port mapping, or a port forwarded by hand")
-        if not candidates:
-            notes.append("warning: the invite holds no address another machine can use (no network address "
-                         "here, no STUN answer, no port mapped): a joiner can only wait")
-        invite = Invite(me.public, os.urandom(16), now + options.ttl, tuple(candidates[:MAX_CANDIDATES]))
-        ready(HostReady(port, invite, notes))
+        own = local_candidates(port) if _wildcard(bind) else [Candidate(_kind_of(bind), bind, port)]
+        invite = Invite(me.public, os.urandom(16), now + options.ttl, tuple(own[:MAX_CANDIDATES]))
+        inside = next((c.host for c in own if c.kind == "lan"), None)
+        mapping_asked = options.port_mapping != "off" and inside is not None
+        gathering = bool(options.stun) or mapping_asked
+        ready(HostReady(port, invite, [] if own or gathering else [NO_ADDRESS]))
         send, receive = trio.open_memory_channel[tuple[trio.SocketStream, str]](0)
         deadline = trio.current_time() + options.ttl
         closed: GateClosed | None = None
+        # The gathering, and the port mapping it holds, live as long as the caller's stack.
+        background = await stack.enter_async_context(background_tasks())
         async with trio.open_nursery() as nursery:
             door = Door(invite, port, send, nursery, log, options.give_up)
+            gather = _Gathering(door, own, inside if mapping_asked else None, options, log, gathered)
+            if gathering:
+                background.start_soon(gather.run)
+            else:
+                door.gathered.set()
             for companion in companions:
                 nursery.start_soon(companion, door)
             try:
@@ -176,12 +164,112 @@ async def host_connection(
             except GateClosed as e:  # raised outside the nursery, so not wrapped in a group
                 closed = e
             nursery.cancel_scope.cancel()
+        gather.stop_unless_done()  # a seat taken on the LAN needs no more: nothing is printed in the game
         if closed is not None:
             raise closed
         return admitted
     finally:
         for lst in listeners:
             await lst.aclose()
+
+
+NO_ADDRESS = ("warning: the invite holds no address another machine can use (no network address here, no STUN "
+              "answer, no port mapped): a joiner can only wait")
+
+
+class _Gathering:
+    """The host's slow candidates: the address STUN servers see for its port, then a port mapped on
+    the router (confirmed against what STUN saw).  Their failures are kept, not printed one by
+    one: :class:`Gathered` says them in one line at the end."""
+
+    def __init__(self, door: Door, own: list[Candidate], inside: str | None, options: InternetOptions,
+                 log: Callable[[str], None], report: Callable[[Gathered], None]) -> None:
+        self.door, self.own, self.inside, self.options, self.log, self.report = door, own, inside, options, log, report
+        self.scope = trio.CancelScope()
+        self.stun_failures: list[str] = []
+        self.map_failures: list[str] = []
+
+    def stop_unless_done(self) -> None:
+        if not self.door.gathered.is_set():
+            self.scope.cancel()
+
+    def _map_log(self, line: str) -> None:
+        # Until the gathering is done a failure is one reason among several (said at the end);
+        # after it, the renewal of a mapping in use says what went wrong at once.
+        (self.log if self.door.gathered.is_set() else self.map_failures.append)(line)
+
+    async def run(self) -> None:
+        with self.scope:
+            options, port = self.options, self.door.port
+            seen = (await public_addresses(list(options.stun), tcp_local=("0.0.0.0", port),
+                                           log=self.stun_failures.append) if options.stun else [])
+            if self.inside is None:
+                self._done(seen, None)
+                return
+            from .portmap import mapped_port
+
+            protocols = MAPPING_PROTOCOLS if options.port_mapping == "auto" else (options.port_mapping,)
+            async with mapped_port(port, internal_host=self.inside, protocols=protocols, log=self._map_log) as m:
+                self._done(seen, m)
+                if m is not None:
+                    await trio.sleep_forever()  # held (and renewed) until the caller's stack closes
+
+    def _done(self, seen: Sequence[Mapped], mapping: Mapping | None) -> None:
+        notes: list[str] = []
+        mapped: list[Candidate] = []
+        if mapping is not None:
+            from .portmap import confirmed
+
+            ok, why = confirmed(mapping, [m.host for m in seen])
+            if ok:
+                mapped.append(Candidate(mapping.protocol, mapping.external_host, mapping.external_port))
+                notes.append(f"port {mapping.external_port} mapped by {PROTOCOL_NAMES[mapping.protocol]} on the "
+                             f"router ({mapping.external_host})")
+            else:
+                notes.append(f"the router's port mapping is not used: {why}")
+        if seen:
+            behaviour = nat_behaviour(seen)
+            notes.append(f"STUN sees this host as {', '.join(sorted({_addr(m.host, m.port) for m in seen}))}"
+                         f" ({behaviour})")
+            if behaviour == SYMMETRIC:
+                notes.append("this router changes ports per destination (symmetric NAT): a joiner from outside "
+                             "can come in only through the port mapping, or a port forwarded by hand")
+        # LAN addresses first (a joiner next door needs nothing else), then the mapped port, then
+        # the rest; the STUN-seen address is often the mapped one, given once under its best kind.
+        lan = [c for c in self.own if c.kind == "lan"]
+        ordered = [*lan, *mapped, *(c for c in self.own if c.kind != "lan"),
+                   *(Candidate("stun", m.host, m.port) for m in seen)]
+        places: set[tuple[str, int]] = set()
+        candidates = []
+        for c in ordered:
+            if (c.host, c.port) not in places:
+                places.add((c.host, c.port))
+                candidates.append(c)
+        if not candidates:
+            notes.append(NO_ADDRESS)
+        first = self.door.invite
+        fuller = tuple(candidates[:MAX_CANDIDATES])
+        invite = replace(first, candidates=fuller) if fuller != first.candidates else None
+        if invite is not None:
+            self.door.invite = invite
+        self.door.gathered.set()
+        self.report(Gathered(invite, tuple(notes), self._not_found(seen, mapping, bool(mapped or seen))))
+
+    def _not_found(self, seen: Sequence[Mapped], mapping: Mapping | None, outside: bool) -> str | None:
+        missing = []
+        if self.options.stun and not seen:
+            more = len(self.stun_failures) - 1
+            missing.append(f"no STUN server answered ({self.stun_failures[0] if self.stun_failures else 'no answer'}"
+                           f"{f', and {more} more' if more > 0 else ''})")
+        if self.inside is not None and mapping is None:
+            missing.append(f"the router maps no port ({'; '.join(self.map_failures) or 'no answer'})")
+        if not missing:
+            return None
+        if not outside:
+            return f"the invite works on this network only: {' and '.join(missing)}"
+        if mapping is None:
+            return f"for a player on another network, {' and '.join(missing)}: they may have to send a reply code"
+        return f"for a player on another network, {' and '.join(missing)}"
 
 
 def reply_reader(replies: AsyncIterator[str]) -> Companion:

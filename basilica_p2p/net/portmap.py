@@ -41,6 +41,8 @@ from xml.sax.saxutils import escape
 
 import trio
 
+from ._tasks import background_tasks
+
 T = TypeVar("T")
 
 PCP_PORT = 5351  # PCP and NAT-PMP share it
@@ -773,19 +775,9 @@ async def mapped_port(internal_port: int, *, internal_host: str, lifetime: int =
         return
     held = [m]
     try:
-        async with trio.open_nursery() as nursery:
+        async with background_tasks() as nursery:  # the renewal raises nothing: errors are the block's
             nursery.start_soon(_keep_renewing, held, timeout, log)
-            try:
-                yield m
-            finally:
-                nursery.cancel_scope.cancel()
-    except BaseExceptionGroup as group:
-        # The renewal task raises nothing, so the group holds the block's own exception: give
-        # it back as raised, for the caller's `except` clauses (and contextlib's identity check).
-        if len(group.exceptions) == 1:
-            inner = group.exceptions[0]
-            raise inner from inner.__cause__
-        raise
+            yield m
     finally:
         # Shielded: a cancelled block still removes its mapping.  unmap has its own deadline;
         # this one is a backstop, so that the way out is never held long.

@@ -95,23 +95,54 @@ def _first_by(signers: tuple[bytes, ...], start: int) -> dict[bytes, int]:
     return first
 
 
-def find_forks(verdicts: list[Verdict]) -> list[Fork]:
-    """Every pair of files of one game id whose valid records part, with the keys that signed both."""
+def _pairs_of_one_game(verdicts: list[Verdict]) -> list[tuple[Verdict, Verdict]]:
     games: dict[bytes, list[Verdict]] = {}
     for v in verdicts:
         if v.game and v.chain:
             games.setdefault(v.game, []).append(v)
+    return [pair for group in games.values() for pair in combinations(group, 2)]
+
+
+@dataclass(frozen=True)
+class Agreement:
+    """Both sides' files of one game, compared record by record (the line the demo and verify print)."""
+
+    a: Verdict
+    b: Verdict
+
+    @property
+    def same(self) -> bool:
+        return self.a.chain == self.b.chain
+
+    def line(self) -> str:
+        if self.same:
+            return "both sides hold the same records: yes"
+        seq = _parting(self.a.chain, self.b.chain)
+        if seq is not None:
+            return f"both sides hold the same records: NO (they part at record {seq + 1})"
+        short, full = (self.a, self.b) if len(self.a.chain) < len(self.b.chain) else (self.b, self.a)
+        return (f"both sides hold the same records: NO ({short.path} holds the first {len(short.chain)} "
+                f"of {len(full.chain)})")
+
+
+def agreements(verdicts: list[Verdict]) -> list[Agreement]:
+    """Every pair of files of one game whose valid records do not part (equal, or one a prefix);
+    the pairs that part are :func:`find_forks`'s."""
+    return [Agreement(a, b) for a, b in _pairs_of_one_game(verdicts) if _parting(a.chain, b.chain) is None]
+
+
+def find_forks(verdicts: list[Verdict]) -> list[Fork]:
+    """Every pair of files of one game id whose valid records part, with the keys that signed both."""
     forks = []
-    for group in games.values():
-        for a, b in combinations(group, 2):
-            seq = _parting(a.chain, b.chain)
-            if seq is None:
-                continue
-            on_a, on_b = _first_by(a.signers, seq), _first_by(b.signers, seq)
-            both = []
-            for key in sorted(on_a.keys() & on_b.keys()):
-                seat = a.keys.index(key) if key in a.keys else None
-                name = a.names[seat] if seat is not None else ""
-                both.append(Signed(key, seat, name, on_a[key], on_b[key]))
-            forks.append(Fork(a, b, seq, tuple(both)))
+    for a, b in _pairs_of_one_game(verdicts):
+        seq = _parting(a.chain, b.chain)
+        if seq is None:
+            continue
+        on_a, on_b = _first_by(a.signers, seq), _first_by(b.signers, seq)
+        both = []
+        for key in sorted(on_a.keys() & on_b.keys()):
+            seat = a.keys.index(key) if key in a.keys else None
+            name = a.names[seat] if seat is not None else ""
+            both.append(Signed(key, seat, name, on_a[key], on_b[key]))
+        forks.append(Fork(a, b, seq, tuple(both)))
     return forks

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import safefile
-from ..describe import describe_action, describe_shuffle
+from ..describe import ORDER_TITLE, describe_action, describe_shuffle
 from ..engine import (Action, Event, FaceClass, Game, Level, Manifest, Position, Ruleset, TileSpec, format_cell,
                       observe, parse_action)
 from ..engine.components import COLOR_LETTER, COLOR_NAME, RANK_LETTER, RANK_NAME, color_count, format_colors
@@ -66,7 +66,9 @@ def _order_face(f: OrderFace | None) -> dict[str, Any] | None:
     if f is None:
         return None
     # ``crown`` is None unless the box prints crowns on order faces (D18): hidden, never guessed.
-    return {"order": f.order.value, **_colors(f.colors), "paid": f.paid, "crown": f.crown}
+    # ``order`` names it for scripts, ``title`` for people, in the words every other view uses.
+    return {"order": f.order.value, "title": ORDER_TITLE[f.order], **_colors(f.colors), "paid": f.paid,
+            "crown": f.crown}
 
 
 def _cathedral(obs: Observation) -> dict[str, Any]:

@@ -35,6 +35,10 @@ class Verdict:
     def line(self) -> str:
         if not self.ok:
             return f"{self.path}: FAILED: {self.error}"
+        return f"{self.path}: ok: {self.summary()}"
+
+    def summary(self) -> str:
+        """A valid game in one line: players, rules, result, score, moves, how it ended, the deal."""
         o = self.outcome
         assert o is not None
         if o.end == END_TIME and o.time is not None:
@@ -54,7 +58,7 @@ class Verdict:
             deal = ", deal audited" if o.audited else f", deal not audited: {o.audit_note}"
         takebacks = "".join(f", {n} takeback{'' if n == 1 else 's'} by {self.names[seat]}"
                             for seat, n in enumerate(o.takebacks) if n)
-        return (f"{self.path}: ok: {self.names[0]} vs {self.names[1]}, {ruleset}, {result}, "
+        return (f"{self.names[0]} vs {self.names[1]}, {ruleset}, {result}, "
                 f"{o.scores[0]}-{o.scores[1]}, {o.moves} move{'' if o.moves == 1 else 's'} ({o.end}){deal}"
                 f"{takebacks}")
 

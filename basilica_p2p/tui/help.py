@@ -32,13 +32,14 @@ Board:     ^ crown  1A builder of player 1 with rank A  * glass  + altar
            ### scaffolding  $ paid order  Y/B wild vault (two colours)"""
 
 RULES = {
-    "TURN": "YOUR TURN: the goal is the most points after the last scoring. On your turn take one tile "
-            "from the market, which shows three slots, each an order on top (O1-O3) and the vault of the "
-            "same slot below it (V1-V3): either place a vault (V2:b3) and then, if you like, a builder on it "
-            "(B:b3), or carry out an order (O1:c2). Taking V2 uses up the order O2 above it: that tile turns "
-            "over into the new V2 and O2 is refilled from the stack, so plan an order before you take its "
-            "vault. Crowns on placed vaults move the crown pawn; when it reaches a crown space, everything "
-            "is scored ('rules scoring').",
+    "TURN": "YOUR TURN: a turn is exactly three actions, in any mix (the header counts them: action 1 of "
+            "3), and a scoring ends it at once. An action places a vault from the market (V2:b3), places a "
+            "builder on the vault you placed with the action just before (B:b3), or carries out an order "
+            "from the market (O1:c2). The market shows three slots, each an order on top (O1-O3) and the "
+            "vault of the same slot below it (V1-V3). Taking V2 uses up the order O2 above it: that tile "
+            "turns over into the new V2 and O2 is refilled from the stack, so plan an order before you take "
+            "its vault. Crowns on placed vaults move the crown pawn; when it reaches a crown space, "
+            "everything is scored ('rules scoring'). The goal is the most points after the last scoring.",
     "PROMOTE": "PROMOTE (O1:c2=M): put a rank token under one of your builders: A Architect (doubles "
                "an area's points for its majority), M Master Mason (counts 2 for strength), S Strongman "
                "(wins ties), J Jester (adds a colour before each scoring; portal2022). Re-promoting must "
