@@ -424,3 +424,48 @@ def test_up_and_down_browse_the_whole_list_of_actions(tmp_path: Path) -> None:
             person.abandon()
 
     asyncio.run(run())
+
+
+def test_leaving_a_network_game_while_the_session_prints_shows_no_traceback() -> None:
+    """Leaving a network game at our decision: the session says so through click (typer.echo to
+    stderr), which Textual's print capture hands on as bytes; the app must take them as text."""
+    import threading
+
+    import typer
+
+    stopped = threading.Event()
+    g = Game.new(MANIFEST, Options(), bytes(32))
+    seat = g.to_move
+    assert seat is not None
+    person = AppPlayer("ada", MANIFEST, network=True)
+    person.stopper = stopped.set
+
+    def work() -> None:
+        person.begin_game(seat, NAMES, MANIFEST)
+        try:
+            person.choose(observe(g, seat), g.legal_actions())
+        except Resign as e:
+            typer.echo(f"{e}: we forfeit this game", err=True)  # as the session's log does
+
+    class Nowhere:
+        """Where a terminal app's captured prints go besides its widgets: a headless app writes them
+        to the real stderr too, which refuses click's probe with bytes and so hid the fault."""
+
+        def write(self, data: str | bytes) -> None:
+            pass
+
+        def flush(self) -> None:
+            pass
+
+    async def run() -> None:
+        app = BasilicaApp(person, work)
+        app._original_stderr = Nowhere()  # type: ignore[assignment]
+        async with app.run_test(size=SIZE) as pilot:
+            await until(pilot, lambda: deciding(app), "the decision")
+            await pilot.press("q", "y")
+            await until(pilot, lambda: app.finished, "the end of the game's thread")
+            assert app.error is None
+            told = "".join(line.text for line in app.query_one("#log").lines)  # the wrapped lines, joined
+            assert "ada (player 1) left the game: we forfeit this game" in told, told
+
+    asyncio.run(run())

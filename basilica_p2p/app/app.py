@@ -225,7 +225,10 @@ class BasilicaApp(App[None]):
         self._draw()
 
     def on_print(self, event: events.Print) -> None:
-        text = event.text.rstrip("\n")
+        # click (typer.echo) probes the captured stream with bytes and, finding them accepted,
+        # writes its text encoded: a print may come as bytes although Textual says str.
+        raw: str | bytes = event.text
+        text = (raw.decode("utf-8", "replace") if isinstance(raw, bytes) else raw).rstrip("\n")
         for log in self.query(RichLog) if text.strip() else ():
             log.write(Text(text, style="italic"))
 
