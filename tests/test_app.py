@@ -469,3 +469,35 @@ def test_leaving_a_network_game_while_the_session_prints_shows_no_traceback() ->
             assert "ada (player 1) left the game: we forfeit this game" in told, told
 
     asyncio.run(run())
+
+
+def test_the_board_and_whose_turn_show_from_the_beginning_when_the_other_side_moves_first() -> None:
+    """A network session begins the game with the board as it stands: the host's screen showed
+    'waiting for the game to start' and an empty market until the other side's first move."""
+    import threading
+
+    g = Game.new(MANIFEST, Options(), bytes(32))
+    other = g.to_move
+    assert other is not None
+    seat = 1 - other
+    person = AppPlayer("ada", MANIFEST, network=True)
+    release = threading.Event()
+
+    def work() -> None:
+        person.begin_game(seat, ("ada", "greedy") if seat == 0 else ("greedy", "ada"), MANIFEST, observe(g, seat))
+        release.wait(20)  # the other side thinks
+
+    async def run() -> None:
+        app = BasilicaApp(person, work)
+        async with app.run_test(size=SIZE) as pilot:
+            await until(pilot, lambda: app.snap is not None and app.snap.view is not None, "the first screen")
+            await pilot.pause(0.05)
+            status = str(app.query_one("#status-text").render())
+            assert "waiting for the game to start" not in status and "greedy" in status, status
+            assert str(app.query_one("#decision").render()) == "Waiting for greedy..."
+            assert "(the cathedral appears" not in app.query_one(Cathedral).render().plain
+            slot = app.query_one("#slot1", MarketSlot).render().plain
+            assert slot.splitlines()[-1].strip() != "V1"  # the vault on V1 is drawn
+            release.set()
+
+    asyncio.run(run())

@@ -113,16 +113,21 @@ class AppPlayer:
 
     # --- told by the game loop ----------------------------------------------------------
 
-    def begin_game(self, seat: int, names: Sequence[str], manifest: Manifest | None = None) -> None:
+    def begin_game(self, seat: int, names: Sequence[str], manifest: Manifest | None = None,
+                   view: Observation | None = None) -> None:
+        """A game begins: ``view`` is the board as it stands, when the game is already set up
+        (a network session's, or a resumed game's), so that the screen shows it at once."""
         with self._lock:
             self.seat = seat
             if manifest is not None:
                 self.manifest = manifest
             a, b = (str(n) for n in names)
             self.names = (f"{a} (P1)", f"{b} (P2)") if a == b else (a, b)
-            self.view, self._entries, self._scorings, self._decided = None, [], [], []
+            self.view, self._entries, self._scorings, self._decided = view, [], [], []
+            self._turn = 0
             self._add(f"You are {self.names[seat]} against {self.names[1 - seat]} (seat {seat + 1}); who moves "
                       "first is drawn at random.", "note", 0)
+            self._turn = view.turn if view is not None else 0
         self.begun.set()
         self._post()
 

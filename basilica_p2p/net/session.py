@@ -447,9 +447,6 @@ async def continue_game(
     conn: Connection, me: Identity, seat: int, agent: Agent, side: _Side, peer_name: str,
     log: Callable[[str], None], on_move: Callable[[Game, int, int, str], None] | None,
 ) -> GameReport:
-    begin = getattr(agent, "begin_game", None)
-    if callable(begin):  # a person's screen wants the names and seat before the first move
-        begin(seat, side.ref.spec.names, side.ref.spec.manifest)
     try:
         await _play(conn, me, seat, agent, side, log, on_move)
     except PeerRefused:
@@ -628,8 +625,12 @@ async def _play(
     if conn.timeouts.move is not None and callable(getattr(agent, "limit_time", None)):
         agent.limit_time(NETWORK_SHARE * conn.timeouts.move)  # a cmd: bot answers before a --move-time claim
     clocks = side.clocks
+    begun = False
     while not ref.finished:
         step, who = ref.waiting_for()
+        if not begun and ref.game is not None and (step in DECISIONS or ref.game.history):
+            begun = True
+            _begin(agent, seat, side)
         turn = ref.game.turn if ref.game is not None else 0
         plies = len(ref.game.history) if ref.game is not None else 0
         # Who moves, as the rules say: in a hidden deal a move is applied only once the
@@ -711,6 +712,15 @@ async def _play(
         # Told only when a move was applied: a forfeit can come where an action was due.
         if on_move is not None and ref.game is not None and len(ref.game.history) > plies:
             on_move(ref.game, turn, mover, format_action(ref.game.history[-1]))
+
+
+def _begin(agent: Agent, seat: int, side: _Side) -> None:
+    """Tell a person's screen the names, the seat and the board once the game is set up (the
+    first decision is due, or a resumed game goes on): it shows whose turn it is from then on,
+    not only from the first move, which may be the other side's and a long time coming."""
+    begin = getattr(agent, "begin_game", None)
+    if callable(begin) and side.ref.game is not None:
+        begin(seat, side.ref.spec.names, side.ref.spec.manifest, observe(side.ref.game, seat))
 
 
 def _start_prefetch(conn: Connection, agent: Agent, side: _Side, seat: int) -> None:

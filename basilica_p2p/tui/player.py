@@ -128,7 +128,9 @@ class TerminalPlayer:
 
     # --- told by the game loop -----------------------------------------------------
 
-    def begin_game(self, seat: int, names: Sequence[str], manifest: Manifest | None = None) -> None:
+    def begin_game(self, seat: int, names: Sequence[str], manifest: Manifest | None = None,
+                   view: Observation | None = None) -> None:
+        """A game begins; ``view`` is the board as it stands when the game is already set up."""
         self.seat = seat
         if manifest is not None:
             self.manifest = manifest
@@ -143,7 +145,11 @@ class TerminalPlayer:
         self._first_told = False
         if self.names[0].endswith("(P1)"):
             self._add("Both players have the same name; 'basilica id rename NAME' changes yours.", "dim")
-        self._say("Waiting for the game to start...", "dim")
+        if view is None:
+            self._say("Waiting for the game to start...", "dim")
+        else:
+            self.view = view
+            self._wait_on(view)
 
     def notify(self, g: Game, turn: int, who: int, text: str, *_: Any) -> None:
         """A move was applied: tell it in words.  Only the public view of ``g`` is kept."""
@@ -181,13 +187,19 @@ class TerminalPlayer:
                     for line in describe_scoring(self.scorings[-1], len(self.scorings), self.names):
                         self._say(line)
                 self._say(self.log[-1], "bold")
-        elif after.pending is not None and after.pending.player != seat:
-            waiting = f"Waiting for {self.names[after.pending.player]}..."
-            if self.clear:  # the board as it now is, while the other side decides
-                self._draw(after, None, waiting=waiting)
-            elif not self._waiting:
-                self._say(waiting, "dim")
-            self._waiting = True
+        else:
+            self._wait_on(after)
+
+    def _wait_on(self, view: Observation) -> None:
+        """While the other side decides: the board as it now is, and whom we wait for."""
+        if view.pending is None or view.pending.player == view.player:
+            return
+        waiting = f"Waiting for {self.names[view.pending.player]}..."
+        if self.clear:
+            self._draw(view, None, waiting=waiting)
+        elif not self._waiting:
+            self._say(waiting, "dim")
+        self._waiting = True
 
     def show_clocks(self, view: ClockView) -> None:
         """The clocks changed (a decision began or ended): shown on the next screen, and at once
