@@ -30,7 +30,8 @@ from ..tui.help import NOTATION, rules_text
 from ..tui.player import Resign
 from ..tui.screen import decision_line, status_line
 from .bridge import AppPlayer, ClocksChanged, GameChanged, GameEnded
-from .model import Entry, Snapshot, candidates, next_cells, normalise, option_words, pairing_warning, preview
+from ..typed import Reading, read
+from .model import Entry, Snapshot, next_cells, option_words, pairing_warning, preview
 from .widgets import (
     Cathedral, Clocks, MarketSlot, MoveLog, NotationInput, Players, Question, ScoringScreen, TextScreen, Track,
     colour_legend,
@@ -235,7 +236,12 @@ class BasilicaApp(App[None]):
     # --- drawing ----------------------------------------------------------------------------
 
     def _prefix(self) -> str:
-        return normalise(self.query_one("#notation", NotationInput).value)
+        return self._reading().text
+
+    def _reading(self, typed: str | None = None) -> Reading:
+        """What the box holds (or ``typed``), read as the line client reads the prompt."""
+        legal = self.snap.legal if self.snap is not None else ()
+        return read(self.query_one("#notation", NotationInput).value if typed is None else typed, legal)
 
     def _draw(self) -> None:
         try:
@@ -316,7 +322,7 @@ class BasilicaApp(App[None]):
         notes.update(Text("\n".join(snap.notes), style="bold reverse") if snap.notes else "")
         notes.display = bool(snap.notes)
         browsing = self._browse_from is not None and prefix == self._browsed_to
-        cands = candidates(legal, self._browse_from if browsing else prefix)  # type: ignore[arg-type]
+        cands = list(self._reading(self._browse_from if browsing else None).candidates)
         choices.clear_options()
         choices.add_options([Option(self._label(obs, snap, t), id=t) for t in cands[:MAX_CHOICES]])
         if prefix in legal:
@@ -437,7 +443,7 @@ class BasilicaApp(App[None]):
             self._set("")
             self.player.answer(parse_action(prefix))
             return
-        cands = candidates(snap.legal, prefix)
+        cands = self._reading().candidates
         if len(cands) == 1:
             self._set(cands[0])
         else:

@@ -79,28 +79,6 @@ def next_cells(legal: Sequence[str], prefix: str) -> dict[int, str]:
     return out
 
 
-def normalise(text: str) -> str:
-    """What a person typed, as the start of notation: case forgiven (``v2:B3`` is ``V2:b3``)."""
-    t = text.strip().replace(" ", "")
-    if t.lower() in ("pass", "none"):
-        return t.lower()
-    if t.upper() == "V*":
-        return "V*"
-
-    def ranks(s: str) -> str:  # cells lower case, a rank or colour after '=' upper case
-        return re.sub(r"=([a-z])", lambda m: "=" + m.group(1).upper(), s.lower())
-
-    m = re.fullmatch(r"([vVoO][1-3]):?([a-eA-E].*)", t)  # 'v2b3' is V2:b3
-    if m is not None:
-        return m.group(1).upper() + ":" + ranks(m.group(2))
-    head, sep, rest = t.partition(":")
-    if sep and len(head) <= 2 and head[:1].lower() in ("v", "o", "b", "j"):
-        return head.upper() + sep + ranks(rest)
-    if re.fullmatch(r"[vVoO][1-3]?|[bBjJ]", t):
-        return t.upper()
-    return ranks(t)
-
-
 def space_prefix(kind: str, space: int) -> str:
     return f"{kind}{space}:"
 

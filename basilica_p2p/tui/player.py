@@ -42,6 +42,7 @@ from ..engine import (
 from ..describe import ORDER_TITLE, describe_action, describe_scoring
 from ..engine import actions as A
 from ..engine.observation import OrderFace
+from ..typed import read
 from .help import COMMANDS, NOTATION, rules_text
 from .screen import WIDTH_COLS, board_lines, decision_line
 
@@ -65,29 +66,6 @@ class Resign(BotFailed):
     def __str__(self) -> str:
         seat = f" (player {self.player + 1})" if self.player is not None else ""
         return f"{self.bot}{seat} {self.what}"
-
-
-def _normalise(text: str) -> str:
-    """Forgive case: ``v2:B3`` means ``V2:b3``, ``PASS`` means ``pass``."""
-    t = text.strip()
-    if not t:
-        return t
-    head, sep, rest = t.partition(":")
-    if sep and head[:1].lower() in ("v", "o", "b", "j"):
-        rest = rest.lower() if head[:1].lower() != "j" else ",".join(
-            p.split("=")[0].lower() + ("=" + p.split("=")[1].upper() if "=" in p else "") for p in rest.split(","))
-        if head[:1].lower() == "o" and "=" in rest:
-            target, _, rank = rest.partition("=")
-            rest = f"{target}={rank.upper()}"
-        return head.upper() + sep + rest
-    if t.lower() in ("pass", "none", "$"):
-        return t.lower()
-    if t.startswith("$"):
-        target, _, rank = t[1:].partition("=")
-        return "$" + target.lower() + ("=" + rank.upper() if rank else "")
-    if t.upper() == "V*":
-        return "V*"
-    return t.lower()
 
 
 class TerminalPlayer:
@@ -120,6 +98,7 @@ class TerminalPlayer:
         self._waiting = False  # "Waiting for ..." said since our last decision
         self.manifest = manifest  # to say which rule a refused action breaks
         self._completions: list[str] = []
+        self._partial = ""  # the start of an action typed on its own, which a cell typed next completes
         self._slots: dict[int, str] = {}  # market slot -> what taking its V changed there, this turn
         self._slots_turn = -1
         self.takebacks = False  # 'undo' works: set by a local game against a bot (docs/playing.md)
@@ -257,6 +236,7 @@ class TerminalPlayer:
         self._waiting = False
         texts = [format_action(a) for a in legal]
         self._completions = texts
+        self._partial = ""
         self._draw(obs, texts)
         while True:
             line = self._read("> ")
@@ -504,21 +484,30 @@ class TerminalPlayer:
             return False
 
     def _match(self, text: str, legal: Sequence[Action], texts: list[str]) -> Action | None:
-        candidate = _normalise(text)
+        # Read as the app's box reads what is typed into it; a part that listed what it could
+        # be ('V2') is kept, so that a cell typed next completes it.
+        reading = read(text, texts, self._partial)
+        candidate = reading.text
+        self._partial = ""
+        if reading.settled:
+            return legal[texts.index(candidate)]
+        could_be = "could be: " + "  ".join(reading.candidates[:24]) + ("  ..." if len(reading.candidates) > 24 else "")
         try:
             action = parse_action(candidate)
         except NotationError as e:
-            starts = [t for t in texts if t.startswith(candidate)]
-            if starts:
-                self._say("could be: " + "  ".join(starts[:24]) + ("  ..." if len(starts) > 24 else ""))
+            if reading.candidates:
+                self._say(could_be)
+                self._partial = candidate
             else:
                 near = difflib.get_close_matches(candidate, texts, n=6, cutoff=0.5)
                 self._say(f"{e}" + (f"; did you mean {', '.join(near)}?" if near else "; 'help' explains"), "red")
             return None
-        if action in legal:
+        if action in legal:  # written otherwise than the canonical text (Jester colours in another order)
             return action
-        starts = [t for t in texts if t.startswith(candidate)]
-        near = starts or difflib.get_close_matches(candidate, texts, n=6, cutoff=0.5)
+        if reading.candidates and not any(t.startswith(candidate) for t in reading.candidates):
+            self._say(could_be)  # a target that several actions end on
+            return None
+        near = list(reading.candidates) or difflib.get_close_matches(candidate, texts, n=6, cutoff=0.5)
         why = self._why_illegal(action)
         if action.kind == A.ORDER and action.space in self._slots:  # the order the player meant has gone
             why = (why + ". " if why else "") + self._slots[action.space].rstrip(".")
