@@ -233,8 +233,11 @@ def play_cmd(
     if result.forfeit is not None:
         typer.echo(f"{result.forfeit}: player {2 - result.forfeit.player} wins by forfeit")
     elif result.on_time is not None:
+        from ..clock import out_of_time
+
         names = (me.name, them.name) if seat == 1 else (them.name, me.name)
-        typer.echo(f"player {2 - result.on_time.loser} wins on time: {result.on_time.words(names)}")
+        typer.echo(out_of_time(result.on_time.loser, names, seat - 1))
+        typer.echo(f"  ({result.on_time.figures(names)})")
     else:
         typer.echo(f"final score {g.scores[0]}-{g.scores[1]} ({g.end_reason})")
     say_where("replay", result.replay)

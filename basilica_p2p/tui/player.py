@@ -23,7 +23,7 @@ from rich.text import Text
 
 from ..bots import TakeBack
 from ..bots.external import BotFailed
-from ..clock import ClockView
+from ..clock import ClockView, out_of_time
 from ..engine import (
     END_LAST_SCORING,
     END_STACK,
@@ -187,7 +187,7 @@ class TerminalPlayer:
         self.clocks, self._clocks_at = view, time.monotonic()
         if flagged:
             assert view.flagged is not None
-            self._add(f"{self.names[view.flagged]}'s clock ran out: the game is lost on time.", "bold")
+            self._add(out_of_time(view.flagged, (self.names[0], self.names[1]), self.seat), "bold")
 
     def clock_line(self) -> str | None:
         """Both clocks now, the running one counted down since the game loop showed them."""
