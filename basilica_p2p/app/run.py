@@ -21,16 +21,21 @@ T = TypeVar("T")
 GRACE = 30.0  # seconds the game's thread gets to record a forfeit after the app has closed
 
 
-def run_in_app(player: AppPlayer, work: Callable[[], T]) -> T:
-    """Play ``work()`` with ``player`` shown in the app; its result, or its exception re-raised.
+def run_in_app(player: AppPlayer, work: Callable[[], T],
+               show: Callable[[BasilicaApp], object] = BasilicaApp.run) -> T:
+    """Play ``work()`` with ``player`` shown in the app (by ``show``, which runs it); its result,
+    or its exception re-raised.
 
-    The game starts first and the app takes the terminal once the game has begun:
-    until then a network game prints where it listens, its invite, and reads a
-    pasted reply code, on the terminal as it always did."""
+    A network game starts first and the app takes the terminal once the game has
+    begun: until then it prints where it listens, its invite, and reads a pasted
+    reply code, on the terminal as it always did.  A local game starts once the app
+    is there, so that no clock runs while the app starts (a 1-minute game showed
+    0:56 on its first screen)."""
     game = GameThread(work)
-    game.start()
+    if player.network:
+        game.start()
     try:
-        while not (player.begun.wait(0.05) or game.done.is_set()):
+        while player.network and not (player.begun.wait(0.05) or game.done.is_set()):
             pass
     except KeyboardInterrupt:  # Ctrl-C before the game began (a host waiting for its joiner)
         if player.stopper is None:
@@ -38,8 +43,8 @@ def run_in_app(player: AppPlayer, work: Callable[[], T]) -> T:
         player.stopper()
         game.join(GRACE)
     if not game.done.is_set() or player.begun.is_set():
-        app = BasilicaApp(player, game)
-        app.run()
+        app = BasilicaApp(player, game)  # it starts a game not yet started once it is mounted
+        show(app)
         if not game.done.is_set():
             # The app closed while the game went on (left during a network game, or the window
             # went away): a decision still waited for is a forfeit, a network game is stopped.
