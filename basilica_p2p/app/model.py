@@ -130,8 +130,9 @@ def preview(obs: Observation, action: Action, names: Sequence[str], manifest: Ma
     lines = [text]
     face = obs.orders[action.space - 1] if action.kind == A.VAULT and 1 <= action.space <= 3 else None
     if isinstance(face, OrderFace):
-        lines.append(f"Taking V{action.space} uses up O{action.space}'s {ORDER_TITLE[face.order]}: it turns over "
-                     f"into the new V{action.space}, so that order is gone for this turn.")
+        # One line at 80 columns: the move's own sentence above already says how the order turns over.
+        lines.append(f"Taking V{action.space} uses up O{action.space}'s {ORDER_TITLE[face.order]}: that order is "
+                     "gone for this turn.")
     if sampled:
         for k, result in enumerate(sampled, start=obs.scorings + 1):
             lines.append(describe_scoring(result, k, names)[0] + " (a scoring follows this move).")
