@@ -200,6 +200,10 @@ def play_cmd(
     if web:
         from ..app.web import serve_play
 
+        try:  # made (and said) here, not silently by the first page's own process
+            user_identity(home)
+        except (IdentityError, OSError) as e:
+            raise fail(f"identity: {e}") from None
         serve_play(home, web_port, vs, seat, ruleset.value, festum, festum_removal, manifest, replay_dir, clock)
         return
     try:
@@ -207,14 +211,14 @@ def play_cmd(
         bot = make_bot(vs, man, int.from_bytes(os.urandom(8), "big"))
     except (BotSpecError, EngineError) as e:
         raise fail(str(e)) from None
+    from ..app import AppPlayer, run_in_app, wants_app
+
     try:
-        me = user_identity(home)
+        me = user_identity(home, app_follows=wants_app(plain))
         label = bot_label(vs)
         them = local_identity(home, "bot-play", label if label != me.name else f"{label}-bot")
     except (IdentityError, OSError) as e:
         raise fail(f"identity: {e}") from None
-    from ..app import AppPlayer, run_in_app, wants_app
-
     folder = output_folder(ctx, replay_dir, "replays")
     person = AppPlayer(me.name, man, undo=True) if wants_app(plain) else TerminalPlayer(me.name, manifest=man)
     try:
