@@ -779,3 +779,35 @@ def test_after_a_loss_on_time_the_box_says_the_game_is_over_and_the_notice_hides
 
     for size in (SIZE, SMALL):
         asyncio.run(run(size))
+
+
+def test_an_app_that_fails_still_leaves_the_game_a_finished_forfeit(tmp_path: Path) -> None:
+    """The app's end by an error (its terminal or page gone) skipped the forfeit: the replay was
+    left unfinished.  An app that closes before the game began leaves no game at all."""
+    import pytest
+
+    from basilica_p2p.app import run_in_app
+
+    person = AppPlayer("ada", MANIFEST, undo=True)
+
+    def work() -> Any:
+        return play_local(person, RandomBot(3), (ME, BOT), 0, MANIFEST, Options(), tmp_path / "a")  # type: ignore[arg-type]
+
+    def fails(app: BasilicaApp) -> None:
+        async def drive() -> None:
+            async with app.run_test(size=SIZE) as pilot:
+                await until(pilot, lambda: deciding(app), "the first decision")
+            raise BrokenPipeError("the page went away")
+
+        asyncio.run(drive())
+
+    with pytest.raises(BrokenPipeError):
+        run_in_app(person, work, fails)
+    files = list((tmp_path / "a").glob("*.replay"))
+    assert len(files) == 1 and verify_file(files[0], {MANIFEST.hash: MANIFEST}).ok
+    assert "resigned: closed the game window" in verify_file(files[0], {MANIFEST.hash: MANIFEST}).line()
+
+    never = AppPlayer("ada", MANIFEST, undo=True)
+    assert run_in_app(never, lambda: play_local(never, RandomBot(3), (ME, BOT), 0, MANIFEST, Options(),  # type: ignore[arg-type]
+                                                tmp_path / "b"), lambda app: None) is None
+    assert not (tmp_path / "b").exists()

@@ -21,6 +21,7 @@ from textual import events
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.css.query import NoMatches
+from textual.driver import Driver
 from textual.geometry import Region
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import Button, Label, OptionList, RichLog, Static
@@ -71,8 +72,12 @@ class GameThread:
         self.app: App[None] | None = None
         self._thread = threading.Thread(target=self._run, name="basilica-game", daemon=True)
 
+    @property
+    def started(self) -> bool:
+        return self._thread.ident is not None
+
     def start(self) -> None:
-        if self._thread.ident is None:
+        if not self.started:
             self._thread.start()
 
     def join(self, timeout: float) -> None:
@@ -161,8 +166,9 @@ class BasilicaApp(App[None]):
         Binding("escape", "clear", "Start over"),
     ]
 
-    def __init__(self, player: AppPlayer, work: Callable[[], Any] | GameThread | None = None) -> None:
-        super().__init__()
+    def __init__(self, player: AppPlayer, work: Callable[[], Any] | GameThread | None = None,
+                 driver_class: type[Driver] | None = None) -> None:
+        super().__init__(driver_class=driver_class)
         self.player = player
         self.game = work if isinstance(work, GameThread) or work is None else GameThread(work)
         self.snap: Snapshot | None = None

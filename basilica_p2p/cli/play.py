@@ -233,6 +233,9 @@ def play_cmd(
         from ..bots import close_bot
 
         close_bot(bot)
+    if result is None:
+        typer.echo("the game closed before it began: no game was played, and no replay written")
+        return
     g = result.game
     if result.forfeit is not None:
         typer.echo(f"{result.forfeit}: player {2 - result.forfeit.player} wins by forfeit")

@@ -22,6 +22,7 @@ from ..engine import Action, Game, Manifest, Observation, Options
 from ..identity import Identity
 from ..match import resign_in_replay
 from ..replay.local import play_recorded
+from ..safefile import publish
 from .player import Resign, TerminalPlayer
 
 
@@ -67,7 +68,11 @@ def play_local(
     may type 'undo': the takeback is signed by both sides in the replay.
     """
     replay_dir.mkdir(parents=True, exist_ok=True)
-    path = replay_dir / f"play-{os.urandom(4).hex()}.replay"
+    name = f"play-{os.urandom(4).hex()}.replay"
+    # Written under a hidden name and given its own once the game is over: the folder never
+    # holds an unfinished game (a page of 'play --web' closed, the program killed), which
+    # 'verify DIR/*' would call incomplete; nothing local can be resumed from it anyway.
+    path = replay_dir / f".{name}.part"
     players = identities if seat == 0 else (identities[1], identities[0])
     names = (players[0].name, players[1].name)
     person.begin_game(seat, names, manifest)
@@ -76,17 +81,18 @@ def play_local(
     agents[1 - seat] = _Thinking(bot, person.console, names[1 - seat])
     person.takebacks = True  # a local game: undo is honest here (docs/playing.md)
     flags: list[TimeClaim] = []
+    forfeit: BotFailed | None = None
     try:
         g = play_recorded(path, manifest, options, players, (agents[0], agents[1]),  # type: ignore[arg-type]
                           on_action=person.notify, clock=clock, now=now, on_flag=flags.append)
-        return LocalResult(g, path, None, flags[0] if flags else None)
     except BotFailed as e:
         if e.player is None:
             e.player = seat
+        forfeit = e
         g = resign_in_replay(path, manifest, players, e)
-        return LocalResult(g, path, e)
     except KeyboardInterrupt:
         # Ctrl-C while the bot thinks: the person left; the replay still ends as a finished game.
-        gone = Resign(names[seat], seat, "interrupted (Ctrl-C)")
-        g = resign_in_replay(path, manifest, players, gone)
-        return LocalResult(g, path, gone)
+        forfeit = Resign(names[seat], seat, "interrupted (Ctrl-C)")
+        g = resign_in_replay(path, manifest, players, forfeit)
+    publish(path, replay_dir / name)
+    return LocalResult(g, replay_dir / name, forfeit, flags[0] if flags else None)
