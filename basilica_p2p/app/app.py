@@ -387,7 +387,7 @@ class BasilicaApp(App[None]):
             return "the game is over: q leaves, s shows the scorings, l the log"
         if not snap.deciding:
             return "nothing to choose now (? help)"
-        if any(t[:1] in "VO" and t[1:2].isdigit() for t in snap.legal):
+        if _from_the_market(snap.legal):
             return "click a market space, or type notation (? help)"
         return "pick from the list below, or type notation (? help)"
 
@@ -417,7 +417,7 @@ class BasilicaApp(App[None]):
             lines.append((warning, "bold red"))
         if cells:
             lines.append((f"Pick a highlighted cell ({' '.join(sorted(_name(c) for c in cells))}), or type it.", ""))
-        elif not prefix and any(t[:1] in "VO" and t[1:2].isdigit() for t in snap.legal):
+        elif not prefix and _from_the_market(snap.legal):
             lines.append(("Your turn: click a market space (V1-V3 places that vault, O1-O3 carries out that "
                           "order), then a highlighted cell. ? explains the rules.", ""))
         else:
@@ -594,6 +594,11 @@ class BasilicaApp(App[None]):
         else:
             self.player.resign_pending = True
             self.query_one("#decision", Static).update(Text("Leaving at your next decision...", style="bold"))
+
+
+def _from_the_market(legal: tuple[str, ...]) -> bool:
+    """Whether some legal action takes a market space (V1-V3, O1-O3): a click there starts it."""
+    return any(t[:1] in "VO" and t[1:2].isdigit() for t in legal)
 
 
 def _name(cell: int) -> str:
