@@ -22,7 +22,8 @@ if TYPE_CHECKING:
 class LegacyPerson(Protocol):
     name: str
 
-    def begin_game(self, seat: int, names: Sequence[str], manifest: Manifest | None = None) -> None: ...
+    def begin_game(self, seat: int, names: Sequence[str], manifest: Manifest | None = None,
+                   view: Observation | None = None) -> None: ...
 
     def notify(self, g: Any, turn: int, who: int, text: str, *rest: Any) -> None: ...
 
@@ -40,7 +41,13 @@ class _Person(AgentBase):
         self.traits = Traits(blocking=True, takes_back=True)
 
     def begin(self, seat: int, names: tuple[str, str], manifest: Manifest) -> None:
-        self.player.begin_game(seat, names, manifest)
+        self._begun = (seat, names, manifest)
+
+    def _begin_game(self, view: Observation | None) -> None:
+        # Told once the game is set up (or, resumed, as it stands): the screen shows the board
+        # and whose turn it is from then on.
+        seat, names, manifest = self._begun
+        self.player.begin_game(seat, names, manifest, view)
 
     def choose(self, ask: Ask) -> Decision:
         from .bots import TakeBack as AskedTakeBack
@@ -53,9 +60,11 @@ class _Person(AgentBase):
             return Resign(e.reason, e.reason, str(e))
 
     def observe(self, event: SeatEvent) -> None:
-        from .seat import ClocksChanged, MoveApplied, NothingToTakeBack, TakenBack
+        from .seat import ClocksChanged, GameStarted, MoveApplied, NothingToTakeBack, TakenBack
 
-        if isinstance(event, MoveApplied):
+        if isinstance(event, GameStarted):
+            self._begin_game(event.view)
+        elif isinstance(event, MoveApplied):
             self.player.notify(self.seat.game, event.turn, event.mover, format_action(event.action))
         elif isinstance(event, ClocksChanged):
             self.player.show_clocks(event.view)

@@ -136,10 +136,23 @@ class TimeClaim:
     waited: int
 
     def words(self, names: tuple[str, str]) -> str:
-        winner = 1 - self.loser
-        return (f"{names[self.loser]}'s clock ran out ({names[winner]} measured "
-                f"{format_seconds(self.left / 1000)} left and waited {format_seconds(self.waited / 1000)}; "
-                f"{names[self.loser]}'s own last signed figure was {format_seconds(self.signed / 1000)})")
+        return f"{names[self.loser]}'s clock ran out ({self.figures(names)})"
+
+    def figures(self, names: tuple[str, str]) -> str:
+        """What the claim says it measured, for whoever wants to check it."""
+        return (f"{names[1 - self.loser]} measured {format_seconds(self.left / 1000)} left and waited "
+                f"{format_seconds(self.waited / 1000)}; {names[self.loser]}'s own last signed figure was "
+                f"{format_seconds(self.signed / 1000)}")
+
+
+def out_of_time(loser: int, names: tuple[str, str], reader: int | None = None) -> str:
+    """A loss on time as a person says it, to ``reader`` (a seat, or None for an onlooker):
+    ``Your clock ran out. greedy wins on time.``"""
+    if reader == loser:
+        return f"Your clock ran out. {names[1 - loser]} wins on time."
+    if reader == 1 - loser:
+        return f"{names[loser]}'s clock ran out. You win on time."
+    return f"{names[loser]}'s clock ran out. {names[1 - loser]} wins on time."
 
 
 class Clocks:

@@ -88,3 +88,22 @@ def write_atomically(path: Path, data: bytes | str, mode: int | None = None) -> 
             pass
         raise
     sync_directory(folder)  # the rename itself must survive a power loss
+
+
+def publish(part: Path, path: Path) -> None:
+    """Give a finished file, written under the temporary name ``part``, its name ``path`` in the
+    same folder; an existing ``path`` is never replaced (as :func:`create_new`).  Readers of
+    the folder see no file, then the whole one."""
+    import errno
+
+    try:
+        os.link(part, path, follow_symlinks=False)  # fails if path exists, even as a link
+    except OSError as e:
+        if e.errno not in (errno.EPERM, errno.ENOTSUP, errno.EOPNOTSUPP, errno.EMLINK, errno.EXDEV):
+            raise
+        if os.path.lexists(path):  # a file system without hard links: a rename, checked first
+            raise FileExistsError(errno.EEXIST, os.strerror(errno.EEXIST), str(path)) from None
+        os.rename(part, path)
+    else:
+        os.unlink(part)
+    sync_directory(path.parent)

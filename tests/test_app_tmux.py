@@ -67,7 +67,10 @@ def play_to_the_end(p: Pane) -> tuple[int, str]:
             p.wait(lambda s: "EXIT=" in s, "the app to close")
         elif "You to decide" in screen:
             keys(p, "Down")
-            p.wait(lambda s: "plays it" in s, "the preview")
+            # The box holds the action and the preview says it (its last line, 'Enter plays it',
+            # gives way at 80x24: the keys line says it too).
+            p.wait(lambda s: re.search(r"^> (V[1-3]:|V\*|O[1-3]:|B:|J:|\$|pass|none|[a-e][0-9])", s, re.M)
+                   is not None, "the preview")
             keys(p, "Enter")
             time.sleep(0.2)
     raise AssertionError(f"the game did not end; the screen was:\n{p.text()}")
@@ -79,8 +82,10 @@ def test_a_whole_short_game_in_the_app_in_a_real_terminal(tmp_path: Path, short_
     replays = tmp_path / "replays"
     p = pane([sys.executable, "-m", "basilica_p2p.cli", "play", "--vs", "random", "--manifest", str(short_manifest),
               "--replay-dir", str(replays)], env)
+    p.wait(lambda s: "press Enter to start" in s, "the new identity to be said")
+    keys(p, "Enter")
     screen = p.wait(lambda s: "You to decide" in s, "the first decision")
-    for needle in ("Basilica", "O1", "V1", "queen", "board", "stack ", "Confirm", "q  leave"):
+    for needle in ("Basilica", "O1", "V1", "queen", "stack ", "Confirm", "q  leave"):
         assert needle in screen, (needle, screen)
     assert all(len(line) <= 80 for line in screen.splitlines())
     assert play_to_the_end(p)[0] >= 1
@@ -120,3 +125,23 @@ def test_host_shows_where_it_listens_then_the_app_plays_the_network_game(tmp_pat
     assert joiner.returncode == 0, out
     ours, theirs = list((tmp_path / "h").glob("*.replay")), list((tmp_path / "j").glob("*.replay"))
     assert len(ours) == len(theirs) == 1 and ours[0].name[:16] == theirs[0].name[:16]
+
+
+def test_the_first_game_says_the_new_identity_and_how_to_rename_it_before_the_app(
+        tmp_path: Path, short_manifest: Path, pane) -> None:  # type: ignore[no-untyped-def]  # noqa: F811
+    """'Made a new identity' appeared only after the app had closed: the app took the terminal
+    over it at once. It is said first, and the app waits for Enter."""
+    env = {"TERM": "xterm-256color", "BASILICA_HOME": str(tmp_path / "home"), "PATH": os.environ.get("PATH", "")}
+    p = pane([sys.executable, "-m", "basilica_p2p.cli", "play", "--vs", "random", "--manifest", str(short_manifest),
+              "--replay-dir", str(tmp_path / "replays")], env)
+    screen = p.wait(lambda s: "press Enter to start" in s or "You to decide" in s, "the first screen")
+    said = " ".join(screen.split())
+    assert "made a new identity" in said and "basilica id rename NAME" in said, screen
+    assert "You to decide" not in screen
+    keys(p, "Enter")
+    p.wait(lambda s: "You to decide" in s, "the app")
+    keys(p, "q")
+    p.wait(lambda s: "forfeit" in s, "the question")
+    keys(p, "y")
+    final = p.wait(lambda s: "EXIT=" in s, "the program to end")
+    assert "EXIT=0" in final, final

@@ -126,7 +126,8 @@ def test_running_out_at_the_prompt_loses_on_time_recorded(tmp_path: Path) -> Non
     assert o.time.waited >= o.time.left
     assert f"won on time: {('alice', 'bob')[o.time.loser]}'s clock ran out" in v.line()
     text = out.getvalue()
-    assert "clocks 1+0:" in text and "clock ran out: the game is lost on time" in text
+    said = "Your clock ran out. bob wins on time." if o.time.loser == 0 else "bob's clock ran out. You win on time."
+    assert "clocks 1+0:" in text and said in text, text[-2000:]
     assert v.to_json()["on_time"]["loser"] == o.time.loser + 1
 
 

@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from typer.testing import CliRunner
 
+from basilica_p2p.agent import AgentBase, BotAgent
 from basilica_p2p.bots import GreedyBot, RandomBot
 from basilica_p2p.cli import app
 from basilica_p2p.engine import default_manifest, reconstruct_default
@@ -24,6 +26,7 @@ from basilica_p2p.net.peers import KnownPeers
 from basilica_p2p.net.session import GameReport, PeerGone, PeerRefused, Refused, Settings, Timeouts
 from basilica_p2p.tui import Resign
 from basilica_p2p.replay.verify import verify_file
+from basilica_p2p.seat import GameStarted, SeatEvent
 
 from net_harness import ALICE, BOB, BOB_IMPOSTOR, FAST, Fault, PairResult, host_and_join, ident, settings
 
@@ -408,3 +411,95 @@ async def test_records_and_the_sidecar_are_written_out_of_reach_of_ctrl_c(
     session._record(side, b"x", sync=False)
     side.save()
     assert seen == [("record", True), ("sidecar", True)]
+
+
+# --- what a person's screen is told ----------------------------------------------------------------
+
+
+class Watching(AgentBase):
+    """An agent that keeps the boards it was shown when a game began (or, resumed, went on)."""
+
+    def __init__(self, seed: int) -> None:
+        self.bot = BotAgent(RandomBot(seed))
+        self.name = "watching"
+        self.seat: int | None = None
+        self.begun: list[tuple[int | None, Any]] = []
+
+    def begin(self, seat: int, names: Any, manifest: Any) -> None:
+        self.seat = seat
+
+    def choose(self, ask: Any) -> Any:
+        return self.bot.choose(ask)
+
+    def observe(self, event: SeatEvent) -> None:
+        if isinstance(event, GameStarted):
+            self.begun.append((self.seat, event.view))
+
+
+@pytest.mark.parametrize("shuffle", ["commit-reveal-v1", "sra-p256-v1"])
+@pytest.mark.parametrize("seat", [0, 1])
+async def test_a_person_is_shown_the_board_once_the_game_is_set_up_before_any_move(
+        tmp_path: Path, seat: int, shuffle: str) -> None:
+    """The host's screen stayed blank until the other side's first move (15 s and more): the
+    board and whose turn it is come with the beginning of the game, whoever moves first."""
+    from basilica_p2p.engine import observe
+
+    from net_harness import run_against
+
+    agent = Watching(3)
+
+    async def script(p: Any) -> None:
+        await p.hello()
+        await p.play()
+
+    run = await run_against(script, tmp_path, honest_seat=seat, agent=agent,
+                            honest_settings=settings(shuffle=shuffle))
+    assert run.error is None and run.report is not None
+    assert len(agent.begun) == 1
+    told_seat, view = agent.begun[0]
+    assert told_seat == seat and view is not None and view.player == seat
+    assert view.history == () and not view.over and view.pending is not None
+    assert view.pending.player in (0, 1) and view.market  # whose turn it is, and the market dealt
+    assert observe(run.report.game, seat).turn >= view.turn
+
+
+async def test_a_resumed_game_shows_the_board_where_it_stands(tmp_path: Path) -> None:
+    import trio
+    import trio.testing
+
+    import replay_builders as rb
+    from basilica_p2p.engine import Options
+    from basilica_p2p.net.session import Connection, continue_game, resume_exchange, side_from_replay
+    from basilica_p2p.replay.file import read_replay
+    from basilica_p2p.replay.local import play_recorded
+    from basilica_p2p.replay.verify import known_manifests
+    from basilica_p2p.wire import open_envelope
+
+    path = tmp_path / "full.replay"
+    play_recorded(path, rb.manifest(), Options(), rb.PLAYERS, (RandomBot(1), RandomBot(2)),
+                  nonces=(bytes([1]) * 32, bytes([2]) * 32), game_id=rb.GAME_ID, salts=rb.salts())
+    replay = read_replay(path)
+    envs = [open_envelope(r) for r in replay.records]
+    cut = [i for i, e in enumerate(envs) if e.type == "ack"][10] + 1  # moves made, both hold them
+    moves = sum(1 for e in envs[:cut] if e.type in ("action", "jreveal"))
+    a = rb.write(tmp_path / "p1.replay", replay.header_bytes, replay.records[:cut])
+    b = rb.write(tmp_path / "p2.replay", replay.header_bytes, replay.records[:cut])
+    agents = (Watching(5), Watching(6))
+    s1, s2 = trio.testing.memory_stream_pair()
+
+    async def run(conn: Connection, path: Path, who: Any, agent: Watching) -> None:
+        side, seat = side_from_replay(path, known_manifests(), who)
+
+        async def body() -> None:
+            await resume_exchange(conn, side, lambda m: None)
+            await continue_game(conn, agent, side, "peer", lambda m: None)
+        await conn.run(body)
+
+    with trio.fail_after(30):
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(run, Connection(s1, Timeouts()), a, rb.ALICE, agents[0])
+            nursery.start_soon(run, Connection(s2, Timeouts()), b, rb.BOB, agents[1])
+    for seat, agent in enumerate(agents):
+        assert len(agent.begun) == 1
+        told_seat, view = agent.begun[0]
+        assert told_seat == seat and view is not None and len(view.history) == moves > 0

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from basilica_p2p.identity import local_identity
-from basilica_p2p.safefile import create_new, write_atomically
+from basilica_p2p.safefile import create_new, publish, write_atomically
 
 
 def mode(path: Path) -> int:
@@ -71,3 +71,21 @@ def test_a_home_first_made_by_a_local_identity_is_0700(tmp_path: Path, open_umas
     local_identity(home, "p1")
     assert mode(home) == 0o700 and mode(home / "local") == 0o700
     assert mode(home / "local" / "p1.key") == 0o600
+
+
+def test_publish_gives_a_finished_file_its_name_and_never_replaces_one_nor_a_planted_link(tmp_path: Path) -> None:
+    part = tmp_path / ".game.replay.part"
+    part.write_bytes(b"finished")
+    publish(part, tmp_path / "game.replay")
+    assert (tmp_path / "game.replay").read_bytes() == b"finished" and not part.exists()
+    again = tmp_path / ".again.part"
+    again.write_bytes(b"other")
+    with pytest.raises(FileExistsError):
+        publish(again, tmp_path / "game.replay")
+    assert (tmp_path / "game.replay").read_bytes() == b"finished" and again.exists()
+    target = tmp_path / "target"
+    target.write_bytes(b"theirs")
+    (tmp_path / "planted.replay").symlink_to(target)
+    with pytest.raises(FileExistsError):
+        publish(again, tmp_path / "planted.replay")
+    assert target.read_bytes() == b"theirs"

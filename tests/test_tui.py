@@ -388,3 +388,18 @@ async def test_a_person_deciding_learns_at_once_that_the_other_side_has_gone(tmp
 
     assert isinstance(run.error, PeerGone) and "has gone" in str(run.error), run.error
     assert person.asked.is_set()
+
+
+def test_a_game_begun_with_its_board_shows_it_and_whom_we_wait_for() -> None:
+    """A network session begins the game once it is set up: the line client draws the board at
+    once when the other side moves first, rather than 'Waiting for the game to start...'."""
+    g = played(0)
+    other = g.to_move
+    assert other is not None
+    out = io.StringIO()
+    person = TerminalPlayer("ada", console=Console(width=80, file=out, no_color=True), inp=io.StringIO(), clear=True)
+    names = ["ada", "bob"] if other == 1 else ["bob", "ada"]
+    person.begin_game(1 - other, names, MANIFEST, observe(g, 1 - other))
+    screen = re.sub(r"\x1b\[[0-9;]*[A-Za-z]", "", out.getvalue())
+    assert "Waiting for the game to start" not in screen
+    assert "Waiting for bob..." in screen and screen.count("board") >= 1 and "queen" in screen, screen

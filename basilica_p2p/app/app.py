@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 import threading
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from rich.text import Text
@@ -20,17 +21,21 @@ from textual import events
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.css.query import NoMatches
+from textual.driver import Driver
+from textual.geometry import Region
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import Button, Label, OptionList, RichLog, Static
 from textual.widgets.option_list import Option
 
 from ..bots import TakeBack
+from ..clock import out_of_time
 from ..engine import format_cell, parse_action, parse_cell
 from ..tui.help import NOTATION, rules_text
 from ..tui.player import Resign
 from ..tui.screen import decision_line, status_line
 from .bridge import AppPlayer, ClocksChanged, GameChanged, GameEnded
-from .model import Entry, Snapshot, candidates, next_cells, normalise, option_words, pairing_warning, preview
+from ..typed import Reading, read
+from .model import Entry, Snapshot, next_cells, option_words, pairing_warning, preview
 from .widgets import (
     Cathedral, Clocks, MarketSlot, MoveLog, NotationInput, Players, Question, ScoringScreen, TextScreen, Track,
     colour_legend,
@@ -67,8 +72,12 @@ class GameThread:
         self.app: App[None] | None = None
         self._thread = threading.Thread(target=self._run, name="basilica-game", daemon=True)
 
+    @property
+    def started(self) -> bool:
+        return self._thread.ident is not None
+
     def start(self) -> None:
-        if self._thread.ident is None:
+        if not self.started:
             self._thread.start()
 
     def join(self, timeout: float) -> None:
@@ -85,22 +94,31 @@ class GameThread:
             self.app.post_message(GameEnded(self.error))
 
 
-def ending_words(result: Any, names: tuple[str, str]) -> str:
-    """How a game ended that no last move explains: lost on time, or left; '' otherwise.
+@dataclass(frozen=True)
+class Ending:
+    """How a game ended that no last move explains, in words for the person (``said``), and
+    the figures behind it for whoever wants them."""
+
+    said: str
+    figures: str = ""
+
+
+def ending_words(result: Any, names: tuple[str, str], seat: int | None = None) -> Ending | None:
+    """How a game ended that no last move explains: lost on time, or left; None otherwise.
 
     ``result`` is what the game's worker returned: a local game's result, or a
-    network game's reports (their outcomes)."""
+    network game's reports (their outcomes); ``seat`` is the reader's."""
     on_time = getattr(result, "on_time", None)
     if on_time is not None:
-        return f"Game over: {names[1 - on_time.loser]} wins on time: {on_time.words(names)}"
+        return Ending(out_of_time(on_time.loser, names, seat), f"({on_time.figures(names)})")
     forfeit = getattr(result, "forfeit", None)
     if forfeit is not None and forfeit.player is not None:
-        return f"Game over: {names[1 - forfeit.player]} wins by forfeit ({forfeit.reason})"
+        return Ending(f"Game over: {names[1 - forfeit.player]} wins by forfeit ({forfeit.reason})")
     for report in result if isinstance(result, list) else ():
         outcome = getattr(report, "outcome", None)
         if outcome is not None and outcome.end == "time" and outcome.winner is not None:
-            return f"Game over: {names[outcome.winner]} wins on time: {names[1 - outcome.winner]}'s clock ran out"
-    return ""
+            return Ending(out_of_time(1 - outcome.winner, names, seat))
+    return None
 
 
 class BasilicaApp(App[None]):
@@ -113,18 +131,30 @@ class BasilicaApp(App[None]):
     #status-text { width: 1fr; }
     #clocks { width: auto; }
     #main { height: 1fr; }
-    #board { width: 51; height: 1fr; scrollbar-size-vertical: 1; }
+    #board { width: 51; height: 1fr; }
+    #cathedral-view { height: 1fr; align: left bottom; scrollbar-size-vertical: 1; }
     #side { width: 1fr; min-width: 30; }
     #market { height: 4; }
     #log { height: 1fr; border-top: solid $accent; }
-    #decide { height: auto; max-height: 12; border-top: solid $accent; }
-    #decision, #notes, #preview { height: auto; }
+    #decide { height: 12; border-top: solid $accent; }
+    #decision, #notes { height: auto; }
+    #preview { height: 1fr; overflow: hidden; }
     #entry { height: 1; }
     #notation { border: none; height: 1; padding: 0; width: 1fr; }
     #confirm { border: none; height: 1; min-width: 9; width: 9; }
-    #choices { height: auto; max-height: 4; border: none; padding: 0; }
+    #choices { height: 4; border: none; padding: 0; scrollbar-size-vertical: 1; }
     #keys { height: 1; background: $panel; }
+    ToastRack { dock: top; align: right top; margin-top: 5; overflow-y: hidden; }
+    Toast { width: 29; max-width: 29; }
+    Screen.-short #decide { height: 9; }
+    Screen.-short #choices { height: 3; }
     """
+    # The panel at the bottom keeps one height, so the box and Confirm stay where they are while
+    # the preview changes; the preview gives way first (its least needed lines come last), and
+    # the board's supplies and stack never scroll: only the cathedral does, when it is taller
+    # than the room left (as in 80x24), its lit cells kept in view.  A notice ("Game over")
+    # comes over the top of the log, not over the status line or the decision.
+    VERTICAL_BREAKPOINTS = [(0, "-short"), (28, "-tall")]
     BINDINGS = [
         Binding("q", "leave", "Leave"),
         Binding("ctrl+c", "leave", "Leave", priority=True, show=False),
@@ -136,8 +166,9 @@ class BasilicaApp(App[None]):
         Binding("escape", "clear", "Start over"),
     ]
 
-    def __init__(self, player: AppPlayer, work: Callable[[], Any] | GameThread | None = None) -> None:
-        super().__init__()
+    def __init__(self, player: AppPlayer, work: Callable[[], Any] | GameThread | None = None,
+                 driver_class: type[Driver] | None = None) -> None:
+        super().__init__(driver_class=driver_class)
         self.player = player
         self.game = work if isinstance(work, GameThread) or work is None else GameThread(work)
         self.snap: Snapshot | None = None
@@ -163,8 +194,9 @@ class BasilicaApp(App[None]):
             yield Static("Basilica: waiting for the game to start...", id="status-text")
             yield Clocks(id="clocks")
         with Horizontal(id="main"):
-            with VerticalScroll(id="board"):
-                yield Cathedral(id="cathedral")
+            with Vertical(id="board"):
+                with VerticalScroll(id="cathedral-view"):
+                    yield Cathedral(id="cathedral")
                 yield Track(id="track")
                 yield Players(id="players")
             with Vertical(id="side"):
@@ -209,7 +241,7 @@ class BasilicaApp(App[None]):
 
     def on_clocks_changed(self, message: ClocksChanged) -> None:
         for clocks in self.query(Clocks):  # none while the app closes
-            clocks.show(message.view)
+            clocks.show(message.view, message.at)
 
     def on_game_ended(self, message: GameEnded) -> None:
         if self.finished:
@@ -218,21 +250,30 @@ class BasilicaApp(App[None]):
         if self.leaving or message.error is not None:
             self.exit()
             return
-        ending = ending_words(self.game.result if self.game is not None else None, self.player.names)
-        if ending:
-            self.player.end(ending)  # a claim on time, a forfeit: no last move told it
-            self.notify(ending, title="Game over", timeout=30)
+        ending = ending_words(self.game.result if self.game is not None else None, self.player.names,
+                              self.player.seat)
+        if ending is not None:
+            self.player.end(ending.said, ending.figures)  # a claim on time, a forfeit: no last move told it
+            self.notify(ending.said, title="Game over", timeout=30)
         self._draw()
 
     def on_print(self, event: events.Print) -> None:
-        text = event.text.rstrip("\n")
+        # click (typer.echo) probes the captured stream with bytes and, finding them accepted,
+        # writes its text encoded: a print may come as bytes although Textual says str.
+        raw: str | bytes = event.text
+        text = (raw.decode("utf-8", "replace") if isinstance(raw, bytes) else raw).rstrip("\n")
         for log in self.query(RichLog) if text.strip() else ():
             log.write(Text(text, style="italic"))
 
     # --- drawing ----------------------------------------------------------------------------
 
     def _prefix(self) -> str:
-        return normalise(self.query_one("#notation", NotationInput).value)
+        return self._reading().text
+
+    def _reading(self, typed: str | None = None) -> Reading:
+        """What the box holds (or ``typed``), read as the line client reads the prompt."""
+        legal = self.snap.legal if self.snap is not None else ()
+        return read(self.query_one("#notation", NotationInput).value if typed is None else typed, legal)
 
     def _draw(self) -> None:
         try:
@@ -256,6 +297,13 @@ class BasilicaApp(App[None]):
         # The latest move in view, once the new lines are wrapped and the panel below has its height.
         self.call_after_refresh(self.query_one(RichLog).scroll_end, animate=False)
 
+    def _show_cells(self, cells: frozenset[int]) -> None:
+        """Scroll a cathedral taller than its room so that the lit cells are in view."""
+        cathedral = self.query_one(Cathedral)
+        lines = sorted(cathedral.offset_of(c)[1] for c in cells)
+        self.query_one("#cathedral-view", VerticalScroll).scroll_to_region(
+            Region(0, lines[0], cathedral.size.width, lines[-1] - lines[0] + 1), animate=False)
+
     def _draw_keys(self) -> None:
         """The keys, always in view (a footer would hide the one-letter keys while the box has focus)."""
         keys = [("q", "leave")]
@@ -264,10 +312,20 @@ class BasilicaApp(App[None]):
         keys += [("s", "scorings"), ("l", "log"), ("?", "help")]
         if self.snap is not None and self.snap.deciding:
             keys += [("Enter", "play"), ("Esc", "start over")]
-        line = Text()
-        for k, what in keys:
-            line.append(f" {k} ", style="bold reverse").append(f" {what}  ")
+        width = self.size.width
+        for gap in ("  ", " ", ""):  # closer together rather than cut at the edge (80 columns)
+            line = Text()
+            for k, what in keys:
+                line.append(f" {k} ", style="bold reverse").append(f" {what}{gap}")
+            if line.cell_len <= width:
+                break
         self.query_one("#keys", Static).update(line)
+
+    def on_resize(self, event: events.Resize) -> None:
+        try:
+            self._draw_keys()
+        except NoMatches:
+            pass  # not composed yet
 
     def _draw_log(self, snap: Snapshot) -> None:
         log = self.query_one(RichLog)
@@ -294,6 +352,8 @@ class BasilicaApp(App[None]):
         cells = next_cells(legal, prefix) if snap.deciding else {}
         chosen = {parse_cell(m.group(0)) for m in re.finditer(r"[a-e][0-9]+", prefix.partition(":")[2] or prefix)}
         self.query_one(Cathedral).show(obs, frozenset(cells), frozenset(chosen))
+        if cells:
+            self.call_after_refresh(self._show_cells, frozenset(cells))
         for k in (1, 2, 3):
             picked = prefix[:1] if prefix[:2] in (f"V{k}", f"O{k}") else ""
             usable = (any(t.startswith(f"O{k}:") for t in legal), any(t.startswith(f"V{k}:") for t in legal))
@@ -310,15 +370,26 @@ class BasilicaApp(App[None]):
             decision.update(decision_line(obs, snap.names))
         else:
             decision.update(Text(snap.waiting or "", style="dim"))
+        self.query_one("#notation", NotationInput).placeholder = self._placeholder(snap)
         notes.update(Text("\n".join(snap.notes), style="bold reverse") if snap.notes else "")
         notes.display = bool(snap.notes)
         browsing = self._browse_from is not None and prefix == self._browsed_to
-        cands = candidates(legal, self._browse_from if browsing else prefix)  # type: ignore[arg-type]
+        cands = list(self._reading(self._browse_from if browsing else None).candidates)
         choices.clear_options()
         choices.add_options([Option(self._label(obs, snap, t), id=t) for t in cands[:MAX_CHOICES]])
         if prefix in legal:
             choices.highlighted = cands.index(prefix)
         self.query_one("#preview", Static).update(self._preview(snap, prefix, cells, cands))
+
+    def _placeholder(self, snap: Snapshot) -> str:
+        """What the empty box says: how to choose now, or that there is nothing to choose."""
+        if snap.result or (snap.view is not None and snap.view.over):
+            return "the game is over: q leaves, s shows the scorings, l the log"
+        if not snap.deciding:
+            return "nothing to choose now (? help)"
+        if _from_the_market(snap.legal):
+            return "click a market space, or type notation (? help)"
+        return "pick from the list below, or type notation (? help)"
 
     def _label(self, obs: Any, snap: Snapshot, text: str) -> Text:
         label = Text(f"{text:<9} ", style="bold")
@@ -328,6 +399,9 @@ class BasilicaApp(App[None]):
 
     def _preview(self, snap: Snapshot, prefix: str, cells: dict[int, str], cands: list[str]) -> Text:
         obs = snap.view
+        if snap.result:  # under the result, the figures behind it (a claim on time's), if any
+            after = [e.kind for e in snap.entries].index("result") + 1
+            return Text("\n".join(e.text for e in snap.entries[after:] if e.kind == "detail"), style="dim")
         if obs is None or not snap.deciding:
             return Text("")
         lines: list[tuple[str, str]] = []
@@ -341,17 +415,17 @@ class BasilicaApp(App[None]):
         warning = pairing_warning(obs, prefix)
         if warning:
             lines.append((warning, "bold red"))
-        m = re.match(r"O([1-3])", prefix)
-        face = obs.orders[int(m.group(1)) - 1] if m else None
-        if face is not None:
-            lines.append((rules_text(face.order.value), ""))
         if cells:
             lines.append((f"Pick a highlighted cell ({' '.join(sorted(_name(c) for c in cells))}), or type it.", ""))
-        elif not prefix and any(t[:1] in "VO" and t[1:2].isdigit() for t in snap.legal):
+        elif not prefix and _from_the_market(snap.legal):
             lines.append(("Your turn: click a market space (V1-V3 places that vault, O1-O3 carries out that "
                           "order), then a highlighted cell. ? explains the rules.", ""))
         else:
             lines.append(("Choose one of the actions listed below (Up/Down and Enter, or a click).", ""))
+        m = re.match(r"O([1-3])", prefix)
+        face = obs.orders[int(m.group(1)) - 1] if m else None
+        if face is not None:  # last: what the panel cuts first when the terminal is short ('?' has it too)
+            lines.append((rules_text(face.order.value), "dim"))
         return Text("\n").join(Text(t, style=s) for t, s in lines)
 
     # --- choosing ------------------------------------------------------------------------------
@@ -434,7 +508,7 @@ class BasilicaApp(App[None]):
             self._set("")
             self.player.answer(parse_action(prefix))
             return
-        cands = candidates(snap.legal, prefix)
+        cands = self._reading().candidates
         if len(cands) == 1:
             self._set(cands[0])
         else:
@@ -520,6 +594,11 @@ class BasilicaApp(App[None]):
         else:
             self.player.resign_pending = True
             self.query_one("#decision", Static).update(Text("Leaving at your next decision...", style="bold"))
+
+
+def _from_the_market(legal: tuple[str, ...]) -> bool:
+    """Whether some legal action takes a market space (V1-V3, O1-O3): a click there starts it."""
+    return any(t[:1] in "VO" and t[1:2].isdigit() for t in legal)
 
 
 def _name(cell: int) -> str:

@@ -37,9 +37,12 @@ class GameChanged(Message):
 
 
 class ClocksChanged(Message):
-    def __init__(self, view: Any) -> None:
+    """The clocks as the game showed them at ``at`` (time.monotonic()): a view handed on late
+    (the app started after it) still counts the running clock down from then."""
+
+    def __init__(self, view: Any, at: float) -> None:
         super().__init__()
-        self.view = view
+        self.view, self.at = view, at
 
 
 class GameEnded(Message):
@@ -88,7 +91,7 @@ class AppPlayer:
         self.app = app
         self._post(self._asking)
         if self._clocks is not None:  # the first decision's clocks came before the app was there
-            self.app.post_message(ClocksChanged(self._clocks))
+            self.app.post_message(ClocksChanged(self._clocks, self._clocks_at))
 
     def answer(self, reply: Action | BaseException) -> None:
         """The person's decision (from the app's thread)."""
@@ -113,16 +116,21 @@ class AppPlayer:
 
     # --- told by the game loop ----------------------------------------------------------
 
-    def begin_game(self, seat: int, names: Sequence[str], manifest: Manifest | None = None) -> None:
+    def begin_game(self, seat: int, names: Sequence[str], manifest: Manifest | None = None,
+                   view: Observation | None = None) -> None:
+        """A game begins: ``view`` is the board as it stands, when the game is already set up
+        (a network session's, or a resumed game's), so that the screen shows it at once."""
         with self._lock:
             self.seat = seat
             if manifest is not None:
                 self.manifest = manifest
             a, b = (str(n) for n in names)
             self.names = (f"{a} (P1)", f"{b} (P2)") if a == b else (a, b)
-            self.view, self._entries, self._scorings, self._decided = None, [], [], []
+            self.view, self._entries, self._scorings, self._decided = view, [], [], []
+            self._turn = 0
             self._add(f"You are {self.names[seat]} against {self.names[1 - seat]} (seat {seat + 1}); who moves "
                       "first is drawn at random.", "note", 0)
+            self._turn = view.turn if view is not None else 0
         self.begun.set()
         self._post()
 
@@ -172,7 +180,7 @@ class AppPlayer:
     def show_clocks(self, view: Any) -> None:
         self._clocks, self._clocks_at = view, time.monotonic()
         if self.app is not None:
-            self.app.post_message(ClocksChanged(view))
+            self.app.post_message(ClocksChanged(view, self._clocks_at))
 
     def _time_left(self) -> float | None:
         """Seconds our running clock has left, by this machine's clock; None without one running."""
@@ -181,12 +189,16 @@ class AppPlayer:
             return None
         return view.remaining[self.seat] - (time.monotonic() - self._clocks_at)
 
-    def end(self, text: str) -> None:
-        """The game ended without a last move to tell (a claim on time, a forfeit): say how."""
+    def end(self, text: str, detail: str = "") -> None:
+        """The game ended without a last move to tell (a claim on time, a forfeit): say how, and
+        on a line below the figures behind it, if any."""
         with self._lock:
             if any(e.kind == "result" for e in self._entries):
                 return
-            self._add(text, "result", len(self.view.history) if self.view is not None else 0)
+            ply = len(self.view.history) if self.view is not None else 0
+            self._add(text, "result", ply)
+            if detail:
+                self._add(detail, "detail", ply)
         self._post()
 
     # --- asked by the game loop ---------------------------------------------------------

@@ -79,28 +79,6 @@ def next_cells(legal: Sequence[str], prefix: str) -> dict[int, str]:
     return out
 
 
-def normalise(text: str) -> str:
-    """What a person typed, as the start of notation: case forgiven (``v2:B3`` is ``V2:b3``)."""
-    t = text.strip().replace(" ", "")
-    if t.lower() in ("pass", "none"):
-        return t.lower()
-    if t.upper() == "V*":
-        return "V*"
-
-    def ranks(s: str) -> str:  # cells lower case, a rank or colour after '=' upper case
-        return re.sub(r"=([a-z])", lambda m: "=" + m.group(1).upper(), s.lower())
-
-    m = re.fullmatch(r"([vVoO][1-3]):?([a-eA-E].*)", t)  # 'v2b3' is V2:b3
-    if m is not None:
-        return m.group(1).upper() + ":" + ranks(m.group(2))
-    head, sep, rest = t.partition(":")
-    if sep and len(head) <= 2 and head[:1].lower() in ("v", "o", "b", "j"):
-        return head.upper() + sep + ranks(rest)
-    if re.fullmatch(r"[vVoO][1-3]?|[bBjJ]", t):
-        return t.upper()
-    return ranks(t)
-
-
 def space_prefix(kind: str, space: int) -> str:
     return f"{kind}{space}:"
 
@@ -152,8 +130,9 @@ def preview(obs: Observation, action: Action, names: Sequence[str], manifest: Ma
     lines = [text]
     face = obs.orders[action.space - 1] if action.kind == A.VAULT and 1 <= action.space <= 3 else None
     if isinstance(face, OrderFace):
-        lines.append(f"Taking V{action.space} uses up O{action.space}'s {ORDER_TITLE[face.order]}: it turns over "
-                     f"into the new V{action.space}, so that order is gone for this turn.")
+        # One line at 80 columns: the move's own sentence above already says how the order turns over.
+        lines.append(f"Taking V{action.space} uses up O{action.space}'s {ORDER_TITLE[face.order]}: that order is "
+                     "gone for this turn.")
     if sampled:
         for k, result in enumerate(sampled, start=obs.scorings + 1):
             lines.append(describe_scoring(result, k, names)[0] + " (a scoring follows this move).")

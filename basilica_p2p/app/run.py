@@ -15,22 +15,29 @@ from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
 from .app import BasilicaApp, GameThread
+from .web import page_driver, served
 from .bridge import AppPlayer
 
 T = TypeVar("T")
 GRACE = 30.0  # seconds the game's thread gets to record a forfeit after the app has closed
 
 
-def run_in_app(player: AppPlayer, work: Callable[[], T]) -> T:
-    """Play ``work()`` with ``player`` shown in the app; its result, or its exception re-raised.
+def run_in_app(player: AppPlayer, work: Callable[[], T],
+               show: Callable[[BasilicaApp], object] = BasilicaApp.run) -> T | None:
+    """Play ``work()`` with ``player`` shown in the app (by ``show``, which runs it); its result,
+    or its exception re-raised; None when the app closed before a local game began (no game
+    was played, and no replay written).
 
-    The game starts first and the app takes the terminal once the game has begun:
-    until then a network game prints where it listens, its invite, and reads a
-    pasted reply code, on the terminal as it always did."""
+    A network game starts first and the app takes the terminal once the game has
+    begun: until then it prints where it listens, its invite, and reads a pasted
+    reply code, on the terminal as it always did.  A local game starts once the app
+    is there, so that no clock runs while the app starts (a 1-minute game showed
+    0:56 on its first screen)."""
     game = GameThread(work)
-    game.start()
+    if player.network:
+        game.start()
     try:
-        while not (player.begun.wait(0.05) or game.done.is_set()):
+        while player.network and not (player.begun.wait(0.05) or game.done.is_set()):
             pass
     except KeyboardInterrupt:  # Ctrl-C before the game began (a host waiting for its joiner)
         if player.stopper is None:
@@ -38,18 +45,23 @@ def run_in_app(player: AppPlayer, work: Callable[[], T]) -> T:
         player.stopper()
         game.join(GRACE)
     if not game.done.is_set() or player.begun.is_set():
-        app = BasilicaApp(player, game)
-        app.run()
-        if not game.done.is_set():
-            # The app closed while the game went on (left during a network game, or the window
-            # went away): a decision still waited for is a forfeit, a network game is stopped.
-            player.abandon()
-            if player.stopper is not None:
-                player.stopper()
-            game.join(GRACE)
+        # The app starts a game not yet started once it is mounted; served as a web page, it
+        # also ends when its server goes away without a word (web.page_driver).
+        app = BasilicaApp(player, game, driver_class=page_driver())
+        try:
+            show(app)
+        finally:
+            if game.started and not game.done.is_set():
+                # The app closed while the game went on (left during a network game, the window or
+                # the page went away, or the app failed): a decision still waited for is a forfeit,
+                # a network game is stopped; either way the replay is left a finished game.
+                player.abandon()
+                if player.stopper is not None:
+                    player.stopper()
+                game.join(GRACE)
     if game.error is not None:
         raise game.error
-    return game.result  # type: ignore[no-any-return]
+    return game.result if game.started else None
 
 
 def stoppable(player: AppPlayer, coro_fn: Callable[[], Awaitable[Any]]) -> Callable[[], Awaitable[Any]]:
@@ -81,7 +93,7 @@ def wants_app(plain: bool) -> bool:
     or the app is being served as a web page (textual-serve sets the driver)."""
     if plain:
         return False
-    if os.environ.get("TEXTUAL_DRIVER", "").endswith("WebDriver"):
+    if served():
         return True
     try:
         return sys.stdin.isatty() and sys.stdout.isatty() and os.environ.get("TERM", "") != "dumb"

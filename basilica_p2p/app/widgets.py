@@ -8,6 +8,7 @@ on letters and colours and colour is never needed to read the board.
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Sequence
 
@@ -53,17 +54,18 @@ class Cathedral(Widget):
         self.refresh(layout=True)
 
     def rows(self) -> tuple[int, int]:
-        """The top and bottom rows drawn (a target above the tiles shows its row too)."""
+        """The top and bottom rows drawn: the tiles and the empty row above them, where the
+        cathedral grows (lighting up a target there adds no row: the board keeps its height)."""
         obs = self.obs
         if obs is None:
             return 1, 1
-        occupied = [c for c, _ in obs.vaults] + list(obs.scaffold) + list(self.targets)
+        occupied = [c for c, _ in obs.vaults] + list(obs.scaffold)
         top = max(c // WIDTH + 2 for c in occupied) if occupied else 1
-        return top, 1
+        return max([top] + [c // WIDTH + 1 for c in self.targets]), 1
 
     def get_content_height(self, container: object, viewport: object, width: int) -> int:
         top, bottom = self.rows()
-        return top - bottom + 3  # the rows, the column letters and the board
+        return top - bottom + 2  # the rows and the column letters
 
     def render(self) -> Text:
         obs = self.obs
@@ -86,8 +88,7 @@ class Cathedral(Widget):
                 cell.pad_right(CELL - cell.cell_len)
                 out.append_text(cell)
             out.append("\n")
-        out.append("    " + "".join(c.ljust(CELL) for c in COLUMNS).rstrip() + "\n", style="dim")
-        out.append("    " + "=" * (CELL * WIDTH - 9) + " board", style="dim")
+        out.append("    " + "".join(c.ljust(CELL) for c in COLUMNS).rstrip(), style="dim")
         return out
 
     def cell_at(self, x: int, y: int) -> int | None:
@@ -198,8 +199,9 @@ class Clocks(Static):
         self.since = 0.0
         self.set_interval(0.5, self.tick)
 
-    def show(self, view: ClockView) -> None:
-        self.view, self.since = view, time.monotonic()
+    def show(self, view: ClockView, at: float) -> None:
+        """``view`` as the game showed it at ``at`` (time.monotonic())."""
+        self.view, self.since = view, at
         self.tick()
 
     def tick(self) -> None:
@@ -316,23 +318,84 @@ class Question(ModalScreen[bool]):
         self.dismiss(yes)
 
 
+def hanging_indent(line: str) -> int:
+    """Where a wrapped line's continuation starts: under the description of a table line
+    ("  Esc      start over", "Notation:  V2:b3 ..."), else four columns in from the line."""
+    lead = len(line) - len(line.lstrip(" "))
+    gap = re.search(r"\S {2,}(?=\S)", line[lead:])
+    return lead + gap.end() if gap is not None else lead + 4
+
+
+def wrap_hanging(text: Text, width: int) -> list[Text]:
+    """``text`` in lines of at most ``width`` cells, broken between words, every continuation
+    indented by :func:`hanging_indent` (Rich wraps a continuation to column 0)."""
+    out: list[Text] = []
+    for line in text.split("\n", allow_blank=True):
+        plain = line.plain
+        indent = hanging_indent(plain)
+        if indent > width // 2:
+            indent = min(4, width // 4)
+        start, first = 0, True
+        while True:
+            room = width - (0 if first else indent)
+            rest = plain[start:]
+            if len(rest) <= room:
+                piece = line[start:]
+            else:
+                cut = rest.rfind(" ", 1, room + 1)
+                cut = cut if cut > 0 else room  # one word longer than the line: cut it
+                piece = line[start:start + cut]
+            if first:
+                out.append(piece)
+            else:
+                out.append(Text(" " * indent) + piece)
+            start += len(piece.plain)
+            while start < len(plain) and plain[start] == " ":
+                start += 1
+            if start >= len(plain):
+                break
+            first = False
+    return out
+
+
+class Page(Widget):
+    """A text to read, wrapped to the width it is given, continuation lines under their text."""
+
+    DEFAULT_CSS = "Page { height: auto; }"
+
+    def __init__(self, text: Text, **kwargs: object) -> None:
+        super().__init__(**kwargs)  # type: ignore[arg-type]
+        self.text = text
+
+    def get_content_height(self, container: object, viewport: object, width: int) -> int:
+        return len(wrap_hanging(self.text, max(1, width)))
+
+    def render(self) -> Text:
+        return Text("\n").join(wrap_hanging(self.text, max(1, self.size.width)))
+
+
 class TextScreen(ModalScreen[None]):
     """Help, the rules in short, or the whole log: a page to read and close."""
 
     BINDINGS = [Binding("escape,enter,q,question_mark,h,l", "close", "Close")]
     DEFAULT_CSS = """
     TextScreen { align: center middle; }
-    TextScreen > VerticalScroll { width: 90%; max-width: 100; height: 90%; border: thick $accent;
-                                   background: $surface; padding: 0 1; }
+    TextScreen > Vertical { width: 90%; max-width: 100; height: 90%; border: thick $accent;
+                            background: $surface; padding: 0 1; }
+    TextScreen VerticalScroll { height: 1fr; }
+    TextScreen #text-keys { height: 1; }
     """
+    CLOSING = "Esc (or Enter) closes this; Up/Down and PgUp/PgDn scroll."
 
     def __init__(self, text: Text) -> None:
         super().__init__()
         self.text = text
 
     def compose(self) -> ComposeResult:
-        with VerticalScroll():
-            yield Static(self.text)
+        with Vertical():
+            with VerticalScroll():
+                yield Page(self.text)
+            yield Static(Text(self.CLOSING, style="dim"), id="text-keys")
 
     def action_close(self) -> None:
         self.dismiss(None)

@@ -102,8 +102,12 @@ def match_seed(seed: Optional[str], specs: list[str]) -> str:
     return chosen
 
 
-def user_identity(home: Path):  # type: ignore[no-untyped-def]
-    """The person's identity under ``home``, made on first use (named after the login name)."""
+def user_identity(home: Path, app_follows: bool = False):  # type: ignore[no-untyped-def]
+    """The person's identity under ``home``, made on first use (named after the login name).
+
+    A new one is said on the terminal; when the full-screen app takes the terminal right after
+    (``app_follows``: play, join), the person is asked to press Enter first, or the words
+    would be under the app until it closes."""
     from ..identity import IdentityError, create_identity, default_name, load_identity
 
     try:
@@ -112,7 +116,19 @@ def user_identity(home: Path):  # type: ignore[no-untyped-def]
         me = create_identity(home, default_name())
         typer.echo(f"made a new identity {me.name!r} in {home}; other players see this name "
                    "(change it with 'basilica id rename NAME')", err=True)
+        if app_follows and _at_terminal():
+            try:
+                input("press Enter to start the game (Ctrl-C stops here) ")
+            except EOFError:
+                pass  # no more input: the game starts anyway
         return me
+
+
+def _at_terminal() -> bool:
+    try:
+        return sys.stdin.isatty() and sys.stdout.isatty()
+    except (AttributeError, ValueError):
+        return False
 
 
 def bot_label(spec: str) -> str:

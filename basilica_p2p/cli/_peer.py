@@ -51,7 +51,10 @@ def _net_options(
             close_bot(make_bot(bot, man, 0))  # fail early on a bad name
             me = local_identity(home, f"bot-{role}", f"{bot_label(bot)}-{role}")
         else:
-            me = user_identity(home)
+            from ..app import wants_app
+
+            # The joiner's app takes the terminal at once; the host's only after its invite was used.
+            me = user_identity(home, app_follows=role == "join" and wants_app(plain))
     except BotSpecError as e:
         raise fail(str(e)) from None
     except (IdentityError, OSError) as e:

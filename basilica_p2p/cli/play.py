@@ -200,6 +200,10 @@ def play_cmd(
     if web:
         from ..app.web import serve_play
 
+        try:  # made (and said) here, not silently by the first page's own process
+            user_identity(home)
+        except (IdentityError, OSError) as e:
+            raise fail(f"identity: {e}") from None
         serve_play(home, web_port, vs, seat, ruleset.value, festum, festum_removal, manifest, replay_dir, clock)
         return
     try:
@@ -207,14 +211,14 @@ def play_cmd(
         bot = make_bot(vs, man, int.from_bytes(os.urandom(8), "big"))
     except (BotSpecError, EngineError) as e:
         raise fail(str(e)) from None
+    from ..app import AppPlayer, run_in_app, wants_app
+
     try:
-        me = user_identity(home)
+        me = user_identity(home, app_follows=wants_app(plain))
         label = bot_label(vs)
         them = local_identity(home, "bot-play", label if label != me.name else f"{label}-bot")
     except (IdentityError, OSError) as e:
         raise fail(f"identity: {e}") from None
-    from ..app import AppPlayer, run_in_app, wants_app
-
     folder = output_folder(ctx, replay_dir, "replays")
     person = AppPlayer(me.name, man, undo=True) if wants_app(plain) else TerminalPlayer(me.name, manifest=man)
     try:
@@ -229,12 +233,18 @@ def play_cmd(
         from ..bots import close_bot
 
         close_bot(bot)
+    if result is None:
+        typer.echo("the game closed before it began: no game was played, and no replay written")
+        return
     g = result.game
     if result.forfeit is not None:
         typer.echo(f"{result.forfeit.summary}: player {2 - result.forfeit.player} wins by forfeit")
     elif result.on_time is not None:
+        from ..clock import out_of_time
+
         names = (me.name, them.name) if seat == 1 else (them.name, me.name)
-        typer.echo(f"player {2 - result.on_time.loser} wins on time: {result.on_time.words(names)}")
+        typer.echo(out_of_time(result.on_time.loser, names, seat - 1))
+        typer.echo(f"  ({result.on_time.figures(names)})")
     else:
         typer.echo(f"final score {g.scores[0]}-{g.scores[1]} ({g.end_reason})")
     say_where("replay", result.replay)

@@ -22,6 +22,7 @@ from ..clock import TimeClaim, TimeControl
 from ..engine import Action, Game, Manifest, Observation, Options
 from ..identity import Identity
 from ..replay.local import Forfeit, play_both_seats
+from ..safefile import publish
 from .player import TerminalPlayer
 
 
@@ -68,7 +69,11 @@ def play_local(
     Ctrl-C (while the bot thinks) is the person's resignation, recorded.
     """
     replay_dir.mkdir(parents=True, exist_ok=True)
-    path = replay_dir / f"play-{os.urandom(4).hex()}.replay"
+    name = f"play-{os.urandom(4).hex()}.replay"
+    # Written under a hidden name and given its own once the game is over: the folder never
+    # holds an unfinished game (a page of 'play --web' closed, the program killed), which
+    # 'verify DIR/*' would call incomplete; nothing local can be resumed from it anyway.
+    path = replay_dir / f".{name}.part"
     players = identities if seat == 0 else (identities[1], identities[0])
     names = (players[0].name, players[1].name)
     agents: list[object] = [None, None]
@@ -77,4 +82,5 @@ def play_local(
     person.takebacks = True  # a local game: undo is honest here (docs/playing.md)
     played = play_both_seats(path, manifest, options, players, (agents[0], agents[1]), clock=clock, now=now,
                              interrupted=(seat, "interrupted (Ctrl-C)"))
-    return LocalResult(played.game, path, played.forfeit, played.on_time)
+    publish(path, replay_dir / name)
+    return LocalResult(played.game, replay_dir / name, played.forfeit, played.on_time)

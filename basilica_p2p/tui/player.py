@@ -23,7 +23,7 @@ from rich.text import Text
 
 from ..bots import TakeBack
 from ..agent import BotFailed
-from ..clock import ClockView
+from ..clock import ClockView, out_of_time
 from ..engine import (
     END_LAST_SCORING,
     END_STACK,
@@ -42,6 +42,7 @@ from ..engine import (
 from ..describe import ORDER_TITLE, describe_action, describe_scoring
 from ..engine import actions as A
 from ..engine.observation import OrderFace
+from ..typed import read
 from .help import COMMANDS, NOTATION, rules_text
 from .screen import WIDTH_COLS, board_lines, decision_line
 
@@ -65,29 +66,6 @@ class Resign(BotFailed):
     def __str__(self) -> str:
         seat = f" (player {self.player + 1})" if self.player is not None else ""
         return f"{self.bot}{seat} {self.what}"
-
-
-def _normalise(text: str) -> str:
-    """Forgive case: ``v2:B3`` means ``V2:b3``, ``PASS`` means ``pass``."""
-    t = text.strip()
-    if not t:
-        return t
-    head, sep, rest = t.partition(":")
-    if sep and head[:1].lower() in ("v", "o", "b", "j"):
-        rest = rest.lower() if head[:1].lower() != "j" else ",".join(
-            p.split("=")[0].lower() + ("=" + p.split("=")[1].upper() if "=" in p else "") for p in rest.split(","))
-        if head[:1].lower() == "o" and "=" in rest:
-            target, _, rank = rest.partition("=")
-            rest = f"{target}={rank.upper()}"
-        return head.upper() + sep + rest
-    if t.lower() in ("pass", "none", "$"):
-        return t.lower()
-    if t.startswith("$"):
-        target, _, rank = t[1:].partition("=")
-        return "$" + target.lower() + ("=" + rank.upper() if rank else "")
-    if t.upper() == "V*":
-        return "V*"
-    return t.lower()
 
 
 class TerminalPlayer:
@@ -120,6 +98,7 @@ class TerminalPlayer:
         self._waiting = False  # "Waiting for ..." said since our last decision
         self.manifest = manifest  # to say which rule a refused action breaks
         self._completions: list[str] = []
+        self._partial = ""  # the start of an action typed on its own, which a cell typed next completes
         self._slots: dict[int, str] = {}  # market slot -> what taking its V changed there, this turn
         self._slots_turn = -1
         self.takebacks = False  # 'undo' works: set by a local game against a bot (docs/playing.md)
@@ -128,7 +107,9 @@ class TerminalPlayer:
 
     # --- told by the game loop -----------------------------------------------------
 
-    def begin_game(self, seat: int, names: Sequence[str], manifest: Manifest | None = None) -> None:
+    def begin_game(self, seat: int, names: Sequence[str], manifest: Manifest | None = None,
+                   view: Observation | None = None) -> None:
+        """A game begins; ``view`` is the board as it stands when the game is already set up."""
         self.seat = seat
         if manifest is not None:
             self.manifest = manifest
@@ -143,7 +124,11 @@ class TerminalPlayer:
         self._first_told = False
         if self.names[0].endswith("(P1)"):
             self._add("Both players have the same name; 'basilica id rename NAME' changes yours.", "dim")
-        self._say("Waiting for the game to start...", "dim")
+        if view is None:
+            self._say("Waiting for the game to start...", "dim")
+        else:
+            self.view = view
+            self._wait_on(view)
 
     def notify(self, g: Game, turn: int, who: int, text: str, *_: Any) -> None:
         """A move was applied: tell it in words.  Only the public view of ``g`` is kept."""
@@ -181,13 +166,19 @@ class TerminalPlayer:
                     for line in describe_scoring(self.scorings[-1], len(self.scorings), self.names):
                         self._say(line)
                 self._say(self.log[-1], "bold")
-        elif after.pending is not None and after.pending.player != seat:
-            waiting = f"Waiting for {self.names[after.pending.player]}..."
-            if self.clear:  # the board as it now is, while the other side decides
-                self._draw(after, None, waiting=waiting)
-            elif not self._waiting:
-                self._say(waiting, "dim")
-            self._waiting = True
+        else:
+            self._wait_on(after)
+
+    def _wait_on(self, view: Observation) -> None:
+        """While the other side decides: the board as it now is, and whom we wait for."""
+        if view.pending is None or view.pending.player == view.player:
+            return
+        waiting = f"Waiting for {self.names[view.pending.player]}..."
+        if self.clear:
+            self._draw(view, None, waiting=waiting)
+        elif not self._waiting:
+            self._say(waiting, "dim")
+        self._waiting = True
 
     def show_clocks(self, view: ClockView) -> None:
         """The clocks changed (a decision began or ended): shown on the next screen, and at once
@@ -196,7 +187,7 @@ class TerminalPlayer:
         self.clocks, self._clocks_at = view, time.monotonic()
         if flagged:
             assert view.flagged is not None
-            self._add(f"{self.names[view.flagged]}'s clock ran out: the game is lost on time.", "bold")
+            self._add(out_of_time(view.flagged, (self.names[0], self.names[1]), self.seat), "bold")
 
     def clock_line(self) -> str | None:
         """Both clocks now, the running one counted down since the game loop showed them."""
@@ -245,6 +236,7 @@ class TerminalPlayer:
         self._waiting = False
         texts = [format_action(a) for a in legal]
         self._completions = texts
+        self._partial = ""
         self._draw(obs, texts)
         while True:
             line = self._read("> ")
@@ -492,21 +484,30 @@ class TerminalPlayer:
             return False
 
     def _match(self, text: str, legal: Sequence[Action], texts: list[str]) -> Action | None:
-        candidate = _normalise(text)
+        # Read as the app's box reads what is typed into it; a part that listed what it could
+        # be ('V2') is kept, so that a cell typed next completes it.
+        reading = read(text, texts, self._partial)
+        candidate = reading.text
+        self._partial = ""
+        if reading.settled:
+            return legal[texts.index(candidate)]
+        could_be = "could be: " + "  ".join(reading.candidates[:24]) + ("  ..." if len(reading.candidates) > 24 else "")
         try:
             action = parse_action(candidate)
         except NotationError as e:
-            starts = [t for t in texts if t.startswith(candidate)]
-            if starts:
-                self._say("could be: " + "  ".join(starts[:24]) + ("  ..." if len(starts) > 24 else ""))
+            if reading.candidates:
+                self._say(could_be)
+                self._partial = candidate
             else:
                 near = difflib.get_close_matches(candidate, texts, n=6, cutoff=0.5)
                 self._say(f"{e}" + (f"; did you mean {', '.join(near)}?" if near else "; 'help' explains"), "red")
             return None
-        if action in legal:
+        if action in legal:  # written otherwise than the canonical text (Jester colours in another order)
             return action
-        starts = [t for t in texts if t.startswith(candidate)]
-        near = starts or difflib.get_close_matches(candidate, texts, n=6, cutoff=0.5)
+        if reading.candidates and not any(t.startswith(candidate) for t in reading.candidates):
+            self._say(could_be)  # a target that several actions end on
+            return None
+        near = list(reading.candidates) or difflib.get_close_matches(candidate, texts, n=6, cutoff=0.5)
         why = self._why_illegal(action)
         if action.kind == A.ORDER and action.space in self._slots:  # the order the player meant has gone
             why = (why + ". " if why else "") + self._slots[action.space].rstrip(".")
