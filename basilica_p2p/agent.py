@@ -197,6 +197,13 @@ class Labelled(Protocol):
 
 
 @runtime_checkable
+class PubliclyLabelled(Protocol):
+    """A bot with a name for strangers other than its spec (a ``cmd:`` bot: no local path)."""
+
+    public_spec: str
+
+
+@runtime_checkable
 class Blocking(Protocol):
     """A bot that waits on another process (``cmd:`` bots): asked in a worker thread."""
 
@@ -251,7 +258,7 @@ class BotAgent(AgentBase):
         self.bot = bot
         self.name = bot.name
         self.label = bot_label(bot)
-        self.public_label = public_label or self.label
+        self.public_label = public_label or (bot.public_spec if isinstance(bot, PubliclyLabelled) else self.label)
         self.traits = Traits(blocking=isinstance(bot, Blocking) and bool(bot.blocking))
         self._seat: int | None = None
 
@@ -285,6 +292,13 @@ class BotAgent(AgentBase):
 
     def close(self) -> None:
         close_bot(self.bot)
+
+
+def as_agent(player: object) -> Agent:
+    """An agent as it is; any bot as a :class:`BotAgent`."""
+    if isinstance(player, AgentBase):
+        return player  # type: ignore[return-value]
+    return BotAgent(player)  # type: ignore[arg-type]
 
 
 def close_bot(bot: object) -> None:

@@ -20,7 +20,8 @@ from basilica_p2p.app import AppPlayer, BasilicaApp
 from basilica_p2p.app.model import next_cells, preview
 from basilica_p2p.app.screenshot import NAMES, scripted_game
 from basilica_p2p.app.widgets import Cathedral, MarketSlot, Question, ScoringScreen
-from basilica_p2p.bots import RandomBot, TakeBack
+from basilica_p2p.agent import Resign, TakeBack
+from basilica_p2p.bots import RandomBot
 from basilica_p2p.engine import (
     Game, Options, default_manifest, determinize, format_action, observe, parse_action, parse_manifest,
 )
@@ -28,8 +29,10 @@ from basilica_p2p.engine import actions as A
 from basilica_p2p.engine.observation import OrderFace
 from basilica_p2p.identity import Identity
 from basilica_p2p.replay.verify import verify_file
-from basilica_p2p.tui import Resign, play_local
+from basilica_p2p.seat import ClocksChanged, GameOver
+from basilica_p2p.tui import play_local
 from replay_builders import key
+from seat_events import Told, ask_for, outcome_of
 
 ROOT = Path(__file__).resolve().parent.parent
 MANIFEST = default_manifest()
@@ -182,34 +185,26 @@ def test_leaving_asks_first_and_is_a_forfeit(tmp_path: Path) -> None:
 
 
 def test_undo_raises_takeback_from_choose_and_the_log_goes_back(tmp_path: Path) -> None:
-    """'u' at a later decision: choose raises TakeBack(1); told the earlier position again, the app
+    """'u' at a later decision: choose answers TakeBack(1); told the earlier position again, the app
     forgets the moves after it."""
     person = AppPlayer("ada", MANIFEST, undo=True)
-    raised: list[BaseException] = []
+    raised: list[Any] = []
     g = Game.new(MANIFEST, Options(), bytes(32))
-    person.begin_game(0, NAMES, MANIFEST)
+    told = Told(person, g, 0, NAMES)
 
     def work() -> None:
         while g.to_move != 0:
-            p = g.to_move or 0
-            a = g.legal_actions()[0]
-            turn = g.turn
-            g.apply(a)
-            person.notify(g, turn, p, format_action(a))
+            told.apply(g.legal_actions()[0])
         first = len(g.history)
-        a = person.choose(observe(g, 0), g.legal_actions())
-        turn = g.turn
-        g.apply(a)
-        person.notify(g, turn, 0, format_action(a))
-        try:
-            person.choose(observe(g, 0), g.legal_actions())
-        except TakeBack as e:
-            raised.append(e)
+        told.apply(person.choose(told.ask()))  # type: ignore[arg-type]
+        answer = person.choose(told.ask())
+        if isinstance(answer, TakeBack):
+            raised.append(answer)
             back = Game.new(MANIFEST, Options(), bytes(32))
             for old in g.history[:first]:
                 back.apply(old)
-            person.took_back(back)
-            person.choose(observe(back, 0), back.legal_actions())
+            told.took_back(back, 0)
+            person.choose(told.ask())
 
     async def run() -> None:
         app = BasilicaApp(person, work)
@@ -277,11 +272,10 @@ def test_nothing_hidden_is_drawn_two_games_alike_in_public_draw_alike(tmp_path: 
 
     async def draw(game: Game) -> str:
         person = AppPlayer("ada", MANIFEST)
-        person.begin_game(0, NAMES, MANIFEST)
-        person.view = observe(game, 0)
+        Told(person, game, 0, NAMES)
 
         def work() -> None:
-            person.choose(observe(game, 0), game.legal_actions())
+            person.choose(ask_for(game, 0))
 
         app = BasilicaApp(person, work)
         async with app.run_test(size=SIZE) as pilot:
@@ -312,7 +306,7 @@ def test_undo_in_a_local_game_goes_back_and_the_replay_still_verifies(tmp_path: 
             assert app.snap.can_undo and " u " in str(app.query_one("#keys").render())
             await pilot.press("u")
             await until(pilot, lambda: deciding(app) and len(app.snap.view.history) == first, "the take-back")
-            assert any(e.text == "Taken back to your previous decision." for e in app.snap.entries)
+            assert any(e.text.startswith("Taken back to your decision in turn") for e in app.snap.entries)
             assert not any(e.ply > first and e.kind == "you" for e in app.snap.entries)
             await pilot.press("q", "y")
             await until(pilot, lambda: app.finished, "the forfeit")
@@ -330,7 +324,7 @@ def test_both_clocks_are_shown_and_the_running_one_counts_down(tmp_path: Path) -
         app = BasilicaApp(person, lambda: scripted_game(person, 10))
         async with app.run_test(size=SIZE) as pilot:
             await until(pilot, lambda: app.snap is not None and app.snap.deciding, "the decision")
-            person.show_clocks(ClockView(TimeControl(15, 10), (900.0, 12.5), running=1, names=NAMES, me=0))
+            person.observe(ClocksChanged(ClockView(TimeControl(15, 10), (900.0, 12.5), running=1, names=NAMES, me=0)))
             await pilot.pause(0.05)
             shown = str(app.query_one(Clocks).render())
             assert "ada (you) 15:00" in shown and "greedy 0:12" in shown
@@ -353,43 +347,19 @@ def test_the_flag_falls_at_the_prompt_when_our_clock_runs_out() -> None:
 
     g = Game.new(MANIFEST, Options(), bytes(32))
     person = AppPlayer("ada", MANIFEST)
-    person.begin_game(g.to_move, NAMES, MANIFEST)  # type: ignore[arg-type]
     seat = g.to_move
     assert seat is not None
+    person.begin(seat, NAMES, MANIFEST)
     left = [60.0, 60.0]
     left[seat] = 0.3
-    person.show_clocks(ClockView(TimeControl(1, 0), (left[0], left[1]), running=seat, names=NAMES, me=seat))
+    person.observe(ClocksChanged(ClockView(TimeControl(1, 0), (left[0], left[1]), running=seat, names=NAMES, me=seat)))
     legal = g.legal_actions()
     got: list[Any] = []
     started = time.monotonic()
-    worker = threading.Thread(target=lambda: got.append(person.choose(observe(g, seat), legal)), daemon=True)
+    worker = threading.Thread(target=lambda: got.append(person.choose(ask_for(g, seat))), daemon=True)
     worker.start()
     worker.join(10)
     assert got == [legal[0]] and time.monotonic() - started >= 0.3
-
-
-def test_a_game_that_ends_without_a_last_move_says_how_it_ended() -> None:
-    """A loss on time is said as a person would, the claim's figures apart for whoever wants them
-    (it read 'greedy wins on time: root's clock ran out (greedy measured 1:00 left and ...)')."""
-    from types import SimpleNamespace
-
-    from basilica_p2p.app.app import Ending, ending_words
-    from basilica_p2p.clock import TimeClaim
-
-    claim = TimeClaim(0, 60_000, 60_000, 60_500)
-    names = ("ada", "greedy")
-    lost = ending_words(SimpleNamespace(on_time=claim, forfeit=None), names, seat=0)
-    assert lost == Ending("Your clock ran out. greedy wins on time.",
-                          "(greedy measured 1:00 left and waited 1:00; ada's own last signed figure was 1:00)")
-    won = ending_words(SimpleNamespace(on_time=claim, forfeit=None), names, seat=1)
-    assert won is not None and won.said == "ada's clock ran out. You win on time."
-    gone = Resign("ada", 0, "left the game")
-    assert ending_words(SimpleNamespace(on_time=None, forfeit=gone), names, 0) == \
-        Ending("Game over: greedy wins by forfeit (left the game)")
-    outcome = SimpleNamespace(end="time", winner=0)
-    assert ending_words([SimpleNamespace(outcome=outcome)], ("ada", "bob"), 1) == \
-        Ending("Your clock ran out. ada wins on time.")
-    assert ending_words(SimpleNamespace(on_time=None, forfeit=None), ("ada", "bob"), 0) is None
 
 
 def test_clocks_told_before_the_app_was_there_are_shown_when_it_starts(tmp_path: Path) -> None:
@@ -398,7 +368,7 @@ def test_clocks_told_before_the_app_was_there_are_shown_when_it_starts(tmp_path:
 
     async def run() -> None:
         person = AppPlayer("ada", MANIFEST)
-        person.show_clocks(ClockView(TimeControl(15, 10), (900.0, 900.0), running=None, names=NAMES, me=0))
+        person.observe(ClocksChanged(ClockView(TimeControl(15, 10), (900.0, 900.0), running=None, names=NAMES, me=0)))
         app = BasilicaApp(person, lambda: scripted_game(person, 10))
         async with app.run_test(size=SIZE) as pilot:
             await until(pilot, lambda: "15:00" in str(app.query_one(Clocks).render()), "the clocks on the first screen")
@@ -446,11 +416,10 @@ def test_leaving_a_network_game_while_the_session_prints_shows_no_traceback() ->
     person.stopper = stopped.set
 
     def work() -> None:
-        person.begin_game(seat, NAMES, MANIFEST)
-        try:
-            person.choose(observe(g, seat), g.legal_actions())
-        except Resign as e:
-            typer.echo(f"{e}: we forfeit this game", err=True)  # as the session's log does
+        person.begin(seat, NAMES, MANIFEST)
+        answer = person.choose(ask_for(g, seat))
+        if isinstance(answer, Resign):
+            typer.echo(f"{answer.told}: we forfeit this game", err=True)  # as the session's log does
 
     class Nowhere:
         """Where a terminal app's captured prints go besides its widgets: a headless app writes them
@@ -489,7 +458,7 @@ def test_the_board_and_whose_turn_show_from_the_beginning_when_the_other_side_mo
     release = threading.Event()
 
     def work() -> None:
-        person.begin_game(seat, ("ada", "greedy") if seat == 0 else ("greedy", "ada"), MANIFEST, observe(g, seat))
+        Told(person, g, seat, ("ada", "greedy") if seat == 0 else ("greedy", "ada"))
         release.wait(20)  # the other side thinks
 
     async def run() -> None:
@@ -514,8 +483,7 @@ def promote_game(person: AppPlayer | None = None) -> tuple[Game, str]:
     shown too); and that order's target, as notation.  Every move is told to ``person``."""
     g = Game.new(MANIFEST, Options(), bytes([1]) * 32)
     bots = (RandomBot(1), RandomBot(101))
-    if person is not None:
-        person.begin_game(0, NAMES, MANIFEST)
+    told = Told(person, g, 0, NAMES) if person is not None else None
     while not g.over:
         p = g.to_move or 0
         texts = [format_action(a) for a in g.legal_actions()]
@@ -523,10 +491,11 @@ def promote_game(person: AppPlayer | None = None) -> tuple[Game, str]:
         for head in dict.fromkeys(t.split("=")[0] for t in ranked):
             if p == 0 and len([t for t in ranked if t.startswith(head + "=")]) == 4:
                 return g, head
-        turn, action = g.turn, bots[p].choose(observe(g, p), g.legal_actions())
-        g.apply(action)
-        if person is not None:
-            person.notify(g, turn, p, format_action(action))
+        action = bots[p].choose(observe(g, p), g.legal_actions())
+        if told is not None:
+            told.apply(action)
+        else:
+            g.apply(action)
     raise AssertionError("no PROMOTE with four ranks in this game")
 
 
@@ -547,7 +516,7 @@ def test_every_rank_of_a_promote_is_in_sight_or_a_scroll_away() -> None:
 
     def work() -> None:
         g, _ = promote_game(person)
-        person.choose(observe(g, 0), g.legal_actions())
+        person.choose(ask_for(g, 0))
 
     async def run() -> None:
         app = BasilicaApp(person, work)
@@ -729,7 +698,7 @@ def test_clocks_handed_on_late_count_from_when_the_game_showed_them(tmp_path: Pa
 
     async def run() -> None:
         person = AppPlayer("ada", MANIFEST)
-        person.show_clocks(ClockView(TimeControl(1, 0), (30.0, 60.0), running=0, names=NAMES, me=0))
+        person.observe(ClocksChanged(ClockView(TimeControl(1, 0), (30.0, 60.0), running=0, names=NAMES, me=0)))
         person._clocks_at = time.monotonic() - 10.0  # shown by the game ten seconds before the app
         app = BasilicaApp(person, lambda: scripted_game(person, 10))
         async with app.run_test(size=SIZE) as pilot:
@@ -745,11 +714,10 @@ def test_clocks_handed_on_late_count_from_when_the_game_showed_them(tmp_path: Pa
 def test_after_a_loss_on_time_the_box_says_the_game_is_over_and_the_notice_hides_nothing_needed() -> None:
     """The box still said 'click a market space' after the game, and the 'Game over' notice
     covered the status line."""
-    from types import SimpleNamespace
-
     from textual.widgets._toast import Toast
 
     from basilica_p2p.clock import TimeClaim
+    from basilica_p2p.referee import Outcome
 
     g = Game.new(MANIFEST, Options(), bytes(32))
 
@@ -757,8 +725,9 @@ def test_after_a_loss_on_time_the_box_says_the_game_is_over_and_the_notice_hides
         person = AppPlayer("ada", MANIFEST)
 
         def work() -> Any:
-            person.begin_game(0, NAMES, MANIFEST, observe(g, 0))
-            return SimpleNamespace(on_time=TimeClaim(0, 60_000, 60_000, 60_500), forfeit=None)
+            Told(person, g, 0, NAMES)
+            claim = TimeClaim(0, 60_000, 60_000, 60_500)
+            person.observe(GameOver(Outcome((0, 0), 1, "time", 0, claimed_by=1, time=claim)))
 
         app = BasilicaApp(person, work)
         async with app.run_test(size=size, notifications=True) as pilot:

@@ -288,24 +288,20 @@ def test_after_an_undo_the_claim_on_time_names_the_last_signed_figure(tmp_path: 
     from basilica_p2p.replay.local import play_both_seats
     from basilica_p2p.seat import SeatSecrets
 
-    class Person:
+    class Person(TerminalPlayer):
         """The person takes 8 s over each decision (an undo too); the bot none."""
 
         def __init__(self) -> None:
+            super().__init__("ada", console=Console(width=80, file=io.StringIO()),
+                             inp=io.StringIO("1\n" * 6 + "undo\n" + "1\n" * 400))
             self.t = 0.0
-            self.inner = TerminalPlayer("ada", console=Console(width=80, file=io.StringIO()),
-                                        inp=io.StringIO("1\n" * 6 + "undo\n" + "1\n" * 400))
 
-        def choose(self, obs: Any, legal: Any) -> Any:
+        def choose(self, ask: Any) -> Any:
             self.t += 8.0
-            return self.inner.choose(obs, legal)
-
-        def __getattr__(self, name: str) -> Any:
-            return getattr(self.inner, name)
+            return super().choose(ask)
 
     person = Person()
-    person.inner.begin_game(0, ("alice", "bob"), MANIFEST)
-    person.inner.takebacks = True  # as play_local sets it against a bot
+    person.takebacks = True  # as play_local sets it against a bot
     path = tmp_path / "undo.replay"
     played = play_both_seats(path, MANIFEST, OPTIONS, (ALICE, BOB), (person, RandomBot(3)),
                              secrets=(SeatSecrets(bytes([1]) * 32), SeatSecrets(bytes([2]) * 32)), game_id=bytes(32),

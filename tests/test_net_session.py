@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from basilica_p2p.agent import AgentBase, BotAgent
+from basilica_p2p.agent import AgentBase, BotAgent, Resign
 from basilica_p2p.bots import GreedyBot, RandomBot
 from basilica_p2p.cli import app
 from basilica_p2p.engine import default_manifest, reconstruct_default
@@ -24,7 +24,6 @@ from basilica_p2p.identity import Identity, fingerprint
 from basilica_p2p.net.peer import PeerConfig
 from basilica_p2p.net.peers import KnownPeers
 from basilica_p2p.net.session import GameReport, PeerGone, PeerRefused, Refused, Settings, Timeouts
-from basilica_p2p.tui import Resign
 from basilica_p2p.replay.verify import verify_file
 from basilica_p2p.seat import GameStarted, SeatEvent
 
@@ -320,13 +319,13 @@ async def test_a_dropped_connection_still_gets_the_resume_hint(tmp_path: Path) -
         assert f"its own copy, {theirs} in its replay folder" in str(error), str(error)
 
 
-class QuitsAtOnce:
+class QuitsAtOnce(AgentBase):
     """A person who types quit at the first prompt."""
 
     name = "bob"
 
-    def choose(self, obs, legal):  # type: ignore[no-untyped-def]
-        raise Resign("bob", obs.player)
+    def choose(self, ask: Any) -> Any:
+        return Resign("quit at the prompt")
 
 
 def report_lines(reports_: list[GameReport], me: str, capsys: pytest.CaptureFixture[str]) -> str:

@@ -18,6 +18,7 @@ from basilica_p2p.replay.file import read_replay
 from basilica_p2p.replay.local import play_recorded
 from basilica_p2p.replay.verify import referee_for, known_manifests, verify_file
 from basilica_p2p.seat import Ask, NothingToTakeBack, SeatEvent, TakenBack
+from seat_events import ask_for
 from basilica_p2p.tui import TerminalPlayer, play_local
 from basilica_p2p.wire import ProtocolError, open_envelope, seal
 
@@ -186,7 +187,7 @@ def test_undo_is_refused_outside_a_local_game() -> None:
     person = TerminalPlayer("ada", console=Console(width=80, file=out, no_color=True, highlight=False),
                             inp=io.StringIO("undo\n1\n"))
     person.seat = g.to_move
-    person.choose(observe(g, g.to_move), g.legal_actions())  # type: ignore[arg-type]
+    person.choose(ask_for(g, g.to_move))  # type: ignore[arg-type]
     assert "undo works only in a game against a bot on this machine" in out.getvalue()
 
 

@@ -16,8 +16,10 @@ from basilica_p2p.engine import Game, Options, Ruleset, default_manifest, determ
 from basilica_p2p.engine import actions as A
 from basilica_p2p.identity import Identity
 from basilica_p2p.replay.verify import verify_file
-from basilica_p2p.seat import MoveApplied, SeatEvent
-from basilica_p2p.tui import Resign, TerminalPlayer, play_local
+from basilica_p2p.agent import AgentBase, Decision, Traits
+from basilica_p2p.seat import Ask, GameStarted, MoveApplied, SeatEvent
+from seat_events import ask_for
+from basilica_p2p.tui import TerminalPlayer, play_local
 from basilica_p2p.describe import describe_action
 from basilica_p2p.tui.help import RULES, rules_text
 from basilica_p2p.tui.screen import board_lines
@@ -143,7 +145,7 @@ def test_typed_notation_is_forgiven_its_case_and_suggested_when_partial() -> Non
     typed = format_action(target).lower().replace("v", "v", 1)
     person, out = _person(["V" + format_action(target)[1:3], typed])
     person.seat = obs.player
-    assert person.choose(obs, legal) == target
+    assert person.choose(ask_for(g, obs.player)) == target
     assert "could be:" in out.getvalue()
 
 
@@ -296,7 +298,7 @@ def _fits(g: Game) -> None:
     obs = observe(g, g.to_move)  # type: ignore[arg-type]
     out = io.StringIO()
     person = TerminalPlayer("ada", console=Console(width=80, file=out, no_color=True), inp=io.StringIO(), clear=True)
-    person.begin_game(obs.player, ["ada", "bob"])
+    person.begin(obs.player, ("ada", "bob"), MANIFEST)
     out.seek(0)
     out.truncate()
     for i in range(30):  # many recent moves to tell again
@@ -317,7 +319,7 @@ def test_a_refused_action_says_which_rule_it_breaks_and_a_stray_word_is_not_take
     person, out = _person(["V*", "clear", "1"])
     person.manifest = MANIFEST
     person.seat = obs.player
-    assert person.choose(obs, legal) == legal[0]
+    assert person.choose(ask_for(g, obs.player)) == legal[0]
     text = out.getvalue()
     refusal = next(line for line in text.splitlines() if line.startswith("V* is not legal now"))
     assert refusal.startswith("V* is not legal now: ") and len(refusal) > len("V* is not legal now: ") + 10
@@ -343,10 +345,10 @@ def test_rules_turn_says_first_that_a_turn_is_three_actions() -> None:
     assert "exactly three actions" in first_sentence, first_sentence
 
 
-class _SlowPerson:
+class _SlowPerson(AgentBase):
     """A person who takes their time: blocks in the worker thread until released."""
 
-    blocking = True
+    traits = Traits(blocking=True)
     name = "slow"
 
     def __init__(self) -> None:
@@ -355,10 +357,10 @@ class _SlowPerson:
         self.asked = threading.Event()
         self.release = threading.Event()
 
-    def choose(self, obs, legal):  # type: ignore[no-untyped-def]
+    def choose(self, ask: Ask) -> Decision:
         self.asked.set()
         self.release.wait(10)
-        return legal[0]
+        return ask.legal[0]
 
 
 @pytest.mark.trio
@@ -398,8 +400,9 @@ def test_a_game_begun_with_its_board_shows_it_and_whom_we_wait_for() -> None:
     assert other is not None
     out = io.StringIO()
     person = TerminalPlayer("ada", console=Console(width=80, file=out, no_color=True), inp=io.StringIO(), clear=True)
-    names = ["ada", "bob"] if other == 1 else ["bob", "ada"]
-    person.begin_game(1 - other, names, MANIFEST, observe(g, 1 - other))
-    screen = re.sub(r"\x1b\[[0-9;]*[A-Za-z]", "", out.getvalue())
-    assert "Waiting for the game to start" not in screen
+    names = ("ada", "bob") if other == 1 else ("bob", "ada")
+    person.begin(1 - other, names, MANIFEST)
+    before = len(out.getvalue())
+    person.observe(GameStarted(names, other, observe(g, 1 - other)))
+    screen = re.sub(r"\x1b\[[0-9;]*[A-Za-z]", "", out.getvalue()[before:])
     assert "Waiting for bob..." in screen and screen.count("board") >= 1 and "queen" in screen, screen

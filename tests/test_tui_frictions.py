@@ -13,6 +13,7 @@ from basilica_p2p.engine.components import Order
 from basilica_p2p.engine.observation import OrderFace
 from basilica_p2p.tui import TerminalPlayer
 from basilica_p2p.tui.screen import board_lines
+from seat_events import Told, ask_for
 from test_tui import played, text_of
 
 MANIFEST = default_manifest()
@@ -60,18 +61,16 @@ def test_after_taking_v_k_the_screen_says_which_order_now_sits_at_o_k() -> None:
     was = obs.orders[1]
     assert isinstance(was, OrderFace)
     person, out = _person([format_action(take), f"O2:{format_action(take)[3:]}", "1"], clear=True)
-    person.begin_game(me, ["ada", "bob"], MANIFEST)
-    assert person.choose(obs, legal) == take
+    told = Told(person, g, me, ("ada", "bob"))
+    assert person.choose(told.ask()) == take
     said = out.getvalue()
     assert re.search(r"Taking V2 uses up O2's [A-Z ]+: it turns over into the new V2", said), said
-    turn = g.turn
-    g.apply(take)
-    person.notify(g, turn, me, format_action(take))
+    told.apply(take)
     now = observe(g, me).orders[1]
     assert isinstance(now, OrderFace)
     out.seek(0)
     out.truncate()
-    person.choose(observe(g, me), g.legal_actions())
+    person.choose(told.ask())
     screen = _plain(out.getvalue())
     notice = re.search(r"O2 is now ([A-Z ]+) \(was ([A-Z ]+), turned over into V2\)", screen)
     assert notice is not None, screen
@@ -103,14 +102,11 @@ def _greedy_until(person: TerminalPlayer, seat: int, done) -> Game:  # type: ign
 
     g = Game.new(MANIFEST, Options(), bytes(32))
     bots = (GreedyBot(MANIFEST, 1), GreedyBot(MANIFEST, 2))
-    person.begin_game(seat, ["ada", "bob"], MANIFEST)
+    told = Told(person, g, seat, ("ada", "bob"))
     while not g.over and not done(g):
         p = g.to_move
         assert p is not None
-        action = bots[p].choose(observe(g, p), g.legal_actions())
-        turn = g.turn
-        g.apply(action)
-        person.notify(g, turn, p, format_action(action))
+        told.apply(bots[p].choose(observe(g, p), g.legal_actions()))
     return g
 
 
@@ -120,7 +116,7 @@ def test_every_scoring_can_be_listed_and_read_again_from_the_prompt() -> None:
     assert not g.over
     out.seek(0)
     out.truncate()
-    person.choose(observe(g, 0), g.legal_actions())
+    person.choose(ask_for(g, 0))
     text = out.getvalue()
     listed = re.findall(r"^Scoring (\d): ada \+\d+, bob \+\d+ \(turn \d+\)$", text, re.M)
     assert listed == ["1", "2"], text
@@ -137,7 +133,7 @@ def test_a_long_breakdown_is_paged_at_a_terminal() -> None:
     assert lines > 4, lines  # longer than this screen
     out.seek(0)
     out.truncate()
-    person.choose(observe(g, 0), g.legal_actions())
+    person.choose(ask_for(g, 0))
     text = out.getvalue()
     assert f"-- more (3 of {lines} lines)" in text, text
 
@@ -165,7 +161,7 @@ def test_moves_told_again_on_a_crowded_screen_are_whole_or_left_out() -> None:
         for g in tallest_states(seed, 40):
             obs = observe(g, g.to_move)  # type: ignore[arg-type]
             person, out = _person([], clear=True)
-            person.begin_game(obs.player, ["ada", "bob"])
+            person.begin(obs.player, ("ada", "bob"), MANIFEST)
             for i in range(6):
                 person.log.append(f"bob move {i} placed a wild yellow/blue vault with a crown from V2 on b{i}; "
                                   f"the queen moves to space {i}; O2's SCAFFOLDING turned over into the new V2 and O2 "
@@ -188,7 +184,7 @@ def test_log_shows_the_last_screenful_and_pages_the_rest() -> None:
     assert len(person.log) > 30
     out.seek(0)
     out.truncate()
-    person.choose(observe(g, 0), g.legal_actions())
+    person.choose(ask_for(g, 0))
     text = out.getvalue()
     first = text.split("> log\n", 1)[1].split("> log all", 1)[0].splitlines()
     assert len(first) <= 11 and "'log all' pages the whole game" in first[-1], first
@@ -223,7 +219,7 @@ def test_end_of_input_at_a_terminal_asks_before_forfeiting(tmp_path) -> None:  #
     from basilica_p2p.bots import RandomBot
     from basilica_p2p.identity import Identity
     from basilica_p2p.replay.verify import verify_file
-    from basilica_p2p.tui import Resign, play_local
+    from basilica_p2p.tui import play_local
     from replay_builders import key
 
     g = played(0)
@@ -232,7 +228,7 @@ def test_end_of_input_at_a_terminal_asks_before_forfeiting(tmp_path) -> None:  #
     person, out = _person([])
     person.inp = _CtrlD([None, "n", "1"])  # type: ignore[assignment]
     person.seat = me
-    assert person.choose(observe(g, me), g.legal_actions()) == g.legal_actions()[0]  # not gone: it asked
+    assert person.choose(ask_for(g, me)) == g.legal_actions()[0]  # not gone: it asked
     assert "leave the game?" in out.getvalue() and "Go on, then." in out.getvalue()
     # Yes, or a second Ctrl-D, leaves: a forfeit recorded in the replay.
     for answers in ([None, "y"], [None, None]):

@@ -20,6 +20,7 @@ from basilica_p2p.engine import actions as A
 from basilica_p2p.engine.cells import format_cell
 from basilica_p2p.tui import TerminalPlayer
 from basilica_p2p.typed import read, tidy
+from seat_events import ask_for
 
 MANIFEST = default_manifest()
 NAMES = ("ada", "bob")
@@ -80,11 +81,10 @@ def line_client(g: Game, typed: tuple[str, ...]) -> tuple[Action | None, str]:
     out = io.StringIO()
     person = TerminalPlayer("ada", console=Console(width=80, file=out, no_color=True, highlight=False),
                             inp=io.StringIO("".join(t + "\n" for t in typed)))
-    person.begin_game(seat, NAMES, MANIFEST)
-    try:
-        return person.choose(observe(g, seat), g.legal_actions()), out.getvalue()
-    except Exception:  # the input ran out: nothing was chosen
-        return None, out.getvalue()
+    person.begin(seat, NAMES, MANIFEST)
+    decision = person.choose(ask_for(g, seat))
+    # The input running out is leaving the game: nothing was chosen.
+    return (decision if isinstance(decision, Action) else None), out.getvalue()
 
 
 def app_client(g: Game, typed: tuple[str, ...]) -> tuple[Action | None, list[str]]:
@@ -98,8 +98,10 @@ def app_client(g: Game, typed: tuple[str, ...]) -> tuple[Action | None, list[str
     got: list[Action] = []
 
     def work() -> None:
-        person.begin_game(seat, NAMES, MANIFEST)
-        got.append(person.choose(observe(g, seat), g.legal_actions()))
+        person.begin(seat, NAMES, MANIFEST)
+        decision = person.choose(ask_for(g, seat))
+        if isinstance(decision, Action):
+            got.append(decision)
 
     listed: list[str] = []
 

@@ -13,7 +13,6 @@ from __future__ import annotations
 import re
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 from rich.text import Text
@@ -27,11 +26,9 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import Button, Label, OptionList, RichLog, Static
 from textual.widgets.option_list import Option
 
-from ..bots import TakeBack
-from ..clock import out_of_time
+from ..agent import Resign, TakeBack
 from ..engine import format_cell, parse_action, parse_cell
 from ..tui.help import NOTATION, rules_text
-from ..tui.player import Resign
 from ..tui.screen import decision_line, status_line
 from .bridge import AppPlayer, ClocksChanged, GameChanged, GameEnded
 from ..typed import Reading, read
@@ -92,33 +89,6 @@ class GameThread:
         self.done.set()
         if self.app is not None:
             self.app.post_message(GameEnded(self.error))
-
-
-@dataclass(frozen=True)
-class Ending:
-    """How a game ended that no last move explains, in words for the person (``said``), and
-    the figures behind it for whoever wants them."""
-
-    said: str
-    figures: str = ""
-
-
-def ending_words(result: Any, names: tuple[str, str], seat: int | None = None) -> Ending | None:
-    """How a game ended that no last move explains: lost on time, or left; None otherwise.
-
-    ``result`` is what the game's worker returned: a local game's result, or a
-    network game's reports (their outcomes); ``seat`` is the reader's."""
-    on_time = getattr(result, "on_time", None)
-    if on_time is not None:
-        return Ending(out_of_time(on_time.loser, names, seat), f"({on_time.figures(names)})")
-    forfeit = getattr(result, "forfeit", None)
-    if forfeit is not None and forfeit.player is not None:
-        return Ending(f"Game over: {names[1 - forfeit.player]} wins by forfeit ({forfeit.reason})")
-    for report in result if isinstance(result, list) else ():
-        outcome = getattr(report, "outcome", None)
-        if outcome is not None and outcome.end == "time" and outcome.winner is not None:
-            return Ending(out_of_time(1 - outcome.winner, names, seat))
-    return None
 
 
 class BasilicaApp(App[None]):
@@ -234,6 +204,8 @@ class BasilicaApp(App[None]):
             for box in self.query(NotationInput):  # a new decision starts with an empty box
                 box.value = ""
         self._draw()
+        if snap.result and not (old is not None and old.result):  # how the game ended, once
+            self.notify(snap.result, title="Game over", timeout=30)
         if len(snap.scorings) > self._scorings_seen:  # a new scoring: shown until dismissed
             self._scorings_seen = len(snap.scorings)
             self._open_scorings()
@@ -250,11 +222,6 @@ class BasilicaApp(App[None]):
         if self.leaving or message.error is not None:
             self.exit()
             return
-        ending = ending_words(self.game.result if self.game is not None else None, self.player.names,
-                              self.player.seat)
-        if ending is not None:
-            self.player.end(ending.said, ending.figures)  # a claim on time, a forfeit: no last move told it
-            self.notify(ending.said, title="Game over", timeout=30)
         self._draw()
 
     def on_print(self, event: events.Print) -> None:
@@ -585,10 +552,8 @@ class BasilicaApp(App[None]):
         self.leaving = True
         snap = self.snap
         if snap is not None and snap.deciding:
-            seat = snap.seat
             self.snap = Snapshot(snap.names, snap.seat, snap.view, snap.entries, snap.scorings)
-            name = snap.names[seat] if seat is not None else self.player.name
-            self.player.answer(Resign(name, seat, "left the game"))
+            self.player.answer(Resign("left the game"))
         elif self.player.network:
             self.exit()  # the caller stops the session: no forfeit, the game can be resumed
         else:

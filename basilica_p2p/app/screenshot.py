@@ -11,7 +11,9 @@ import sys
 from pathlib import Path
 
 from ..bots import GreedyBot
-from ..engine import Action, Game, Manifest, Options, default_manifest, format_action, observe
+from ..agent import Decision
+from ..engine import Game, Manifest, Options, default_manifest, observe
+from ..seat import Told
 from .app import BasilicaApp
 from .bridge import AppPlayer
 
@@ -19,20 +21,19 @@ SIZE = (100, 32)
 NAMES = ("ada", "greedy")
 
 
-def scripted_game(player: AppPlayer, plies: int, manifest: Manifest | None = None, seed: bytes = bytes(32)) -> Action:
+def scripted_game(player: AppPlayer, plies: int, manifest: Manifest | None = None,
+                  seed: bytes = bytes(32)) -> Decision:
     """Greedy bots play ``plies`` moves of a fixed game, told to ``player`` as player 1; then player 1
     is asked for its next decision, which is returned."""
     manifest = manifest or default_manifest()
     g = Game.new(manifest, Options(), seed)
     bots = (GreedyBot(manifest, 1), GreedyBot(manifest, 2))
-    player.begin_game(0, NAMES, manifest)
+    told = Told(player, g, 0, NAMES)
     while not g.over and (plies > 0 or g.to_move != 0):
         p = g.to_move or 0
-        turn, action = g.turn, bots[p].choose(observe(g, p), g.legal_actions())
-        g.apply(action)
-        player.notify(g, turn, p, format_action(action))
+        told.apply(bots[p].choose(observe(g, p), g.legal_actions()))
         plies -= 1
-    return player.choose(observe(g, 0), g.legal_actions())
+    return player.choose(told.ask())
 
 
 async def _until_deciding(app: BasilicaApp, pilot: object) -> None:

@@ -1,37 +1,14 @@
-"""The interface every bot implements, and how bots are named on the command line."""
+"""How bots are named on the command line (make_bot), and how a bot looks ahead (sample_game).
+
+The interface a bot implements, :class:`~basilica_p2p.agent.Bot`, lives with the agent contract."""
 
 from __future__ import annotations
 
 import hashlib
 import random
-from collections.abc import Sequence
-from typing import Protocol
 
-from ..engine import Action, Game, Manifest, Observation, determinize
-
-
-class Bot(Protocol):
-    """A player program: it sees only its observation and the legal actions."""
-
-    name: str
-
-    def choose(self, obs: Observation, legal: Sequence[Action]) -> Action:
-        """Return one of ``legal``."""
-        ...
-
-
-class TakeBack(Exception):
-    """Raised from ``choose`` by a person's agent (never a bot) asking to take back moves.
-
-    ``moves`` is how many of the asker's own decisions to undo (1: back to the
-    previous decision); the game loop undoes the opponent's replies in between.
-    Only a local game honours it (docs/playing.md says why), and its replay
-    records the takeback.
-    """
-
-    def __init__(self, moves: int = 1) -> None:
-        super().__init__(moves)
-        self.moves = moves
+from ..agent import Bot
+from ..engine import Game, Manifest, Observation, determinize
 
 
 class BotSpecError(ValueError):

@@ -319,6 +319,11 @@ class ExternalBot:
         self._whole = False  # limit_time: one deadline for start, handshake and decision
         self._due = float("inf")  # that deadline, while a decision is under way
 
+    @property
+    def public_spec(self) -> str:
+        """How a network peer is told this bot's name (its program's file name only)."""
+        return public_label(self)
+
     # -- life cycle --
 
     def limit_time(self, seconds: float) -> None:

@@ -22,8 +22,7 @@ from typing import Any, TypeVar
 import trio
 
 from .. import safefile
-from .._legacy_agent import as_agent
-from ..agent import Agent, Decision, Resign, TakeBack
+from ..agent import Agent, Decision, Resign, TakeBack, as_agent
 from ..bots.external import NETWORK_SHARE
 from ..clock import TimeControl, TimeControlError
 from ..engine import Action, Game, Manifest, Options
@@ -436,7 +435,7 @@ async def continue_game(conn: Connection, agent: object, side: _Side, peer_name:
     seat = side.seat
     me = seat.me
     assert me is not None
-    agent = as_agent(agent, seat)
+    agent = as_agent(agent)
     agent.begin(me, seat.spec.names, seat.spec.manifest)
     told = _Teller(agent, watch)
     if len(side.records) > 2:

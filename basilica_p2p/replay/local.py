@@ -18,8 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from .._legacy_agent import as_agent
-from ..agent import Agent, Resign, TakeBack
+from ..agent import Agent, Resign, TakeBack, as_agent
 from ..clock import TimeClaim, TimeControl
 from ..engine import Game, Manifest, Options
 from ..identity import Identity
@@ -122,8 +121,7 @@ def play_both_seats(
     # given; the salts of secret Jester choices come from ``salts``, in the order they are made.
     seats = tuple(Seat(spec, players[i], entropy=_entropy(salts), secrets=_filled(chosen[i], shuffle),
                        takebacks=shuffle == SHUFFLE_SCHEME) for i in (0, 1))
-    table = _Table(seats, tuple(as_agent(a, s) for a, s in zip(agents, seats)), now if clock is not None else None,
-                   watch)
+    table = _Table(seats, (as_agent(agents[0]), as_agent(agents[1])), now if clock is not None else None, watch)
     try:
         with ReplayWriter.create(path, make_header(game, players, options, manifest, shuffle, clock)) as out:
             table.writer = out

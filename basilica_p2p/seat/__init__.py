@@ -23,6 +23,7 @@ from ._events import (
     TakenBack,
 )
 from ._seat import BAD_REVEAL, OwnMessageRefused, Seat, hello_body, printable
+from ._told import Told, ask_for, outcome_of
 from ._steps import (
     DECISIONS,
     Accepted,
@@ -40,5 +41,6 @@ from ._steps import (
 __all__ = [
     "Accepted", "Ask", "BAD_REVEAL", "ClocksChanged", "DECISIONS", "GameOver", "GameStarted", "Late",
     "MoveApplied", "NothingToTakeBack", "Outgoing", "OwnMessageRefused", "Received", "Refusal", "Refused", "Scored", "Seat",
-    "SeatEvent", "SeatSecrets", "Step", "StepKind", "TakenBack", "hello_body", "printable",
+    "SeatEvent", "SeatSecrets", "Step", "StepKind", "TakenBack", "Told", "ask_for", "hello_body", "outcome_of",
+    "printable",
 ]

@@ -16,30 +16,37 @@ from pathlib import Path
 
 from rich.console import Console
 
-from ..agent import checked_choose
+from ..agent import AgentBase, BotAgent, Decision
 from ..bots import Bot
 from ..clock import TimeClaim, TimeControl
-from ..engine import Action, Game, Manifest, Observation, Options
+from ..engine import Game, Manifest, Options
+from ..seat import Ask, SeatEvent
 from ..identity import Identity
 from ..replay.local import Forfeit, play_both_seats
 from ..safefile import publish
 from .player import TerminalPlayer
 
 
-class _Thinking:
+class _Thinking(AgentBase):
     """A bot whose thinking shows as a spinner, so a second's wait does not look like a hang."""
 
     def __init__(self, bot: Bot, console: Console, label: str) -> None:
-        self.bot = bot
-        self.name = getattr(bot, "name", "bot")
+        self.bot = BotAgent(bot)
+        self.name = self.bot.name
         self.console = console
         self.label = label
 
-    def choose(self, obs: Observation, legal: list[Action]) -> Action:
-        if len(legal) == 1:
-            return checked_choose(self.bot, obs, legal)
+    def choose(self, ask: Ask) -> Decision:
+        if len(ask.legal) == 1:
+            return self.bot.choose(ask)
         with self.console.status(f"{self.label} is thinking...", spinner="dots"):
-            return checked_choose(self.bot, obs, legal)
+            return self.bot.choose(ask)
+
+    def observe(self, event: SeatEvent) -> None:
+        self.bot.observe(event)
+
+    def close(self) -> None:
+        self.bot.close()
 
 
 @dataclass(frozen=True)

@@ -1,11 +1,10 @@
 """A person playing at a terminal: the screen, the prompt, and every move told in words.
 
-:class:`TerminalPlayer` is an agent like a bot (``choose(obs, legal)``), so
-the same object plays a local game (``basilica play``) or a network game
-(``basilica host`` / ``join`` without ``--bot``).  The session or the local
-game loop tells it about every move through :meth:`TerminalPlayer.notify`;
-it keeps only the public view (an observation and the public scoring
-results) of what it is told.
+:class:`TerminalPlayer` is an agent (basilica_p2p/agent.py), so the same
+object plays a local game (``basilica play --plain``) or a network game
+(``basilica host`` / ``join`` without ``--bot``).  It is told the seat's
+events, which the shared narration (basilica_p2p/narration.py) turns into
+the log it prints, and keeps only the public views they carry.
 """
 
 from __future__ import annotations
@@ -16,32 +15,29 @@ import os
 import sys
 import time
 from collections.abc import Sequence
-from typing import Any, TextIO
+from typing import TextIO
 
 from rich.console import Console
 from rich.text import Text
 
-from ..bots import TakeBack
-from ..agent import BotFailed
-from ..clock import ClockView, out_of_time
+from ..agent import AgentBase, Decision, Resign, TakeBack, Traits
+from ..clock import ClockView
+from ..describe import ORDER_TITLE, describe_scoring
 from ..engine import (
-    END_LAST_SCORING,
-    END_STACK,
     Action,
     EngineError,
     IllegalAction,
-    Game,
     Manifest,
     NotationError,
     Observation,
     ScoringResult,
     format_action,
-    observe,
     parse_action,
 )
-from ..describe import ORDER_TITLE, describe_action, describe_scoring
 from ..engine import actions as A
 from ..engine.observation import OrderFace
+from ..narration import Line, LineKind, Narrator, names_shown
+from ..seat import Ask, ClocksChanged, GameOver, GameStarted, MoveApplied, Scored, SeatEvent, TakenBack
 from ..typed import read
 from .help import COMMANDS, NOTATION, rules_text
 from .screen import WIDTH_COLS, board_lines, decision_line
@@ -50,28 +46,13 @@ SCREEN_LINES = 24
 RECENT = 4  # moves told again on the screen of our next decision
 DETAIL = "detail"  # log lines left out of that recap (a scoring's areas, the clean-up)
 COMMAND_WORDS = ("help", "list", "board", "log", "score", "scorings", "scoring", "rules", "clock", "undo", "quit")
-END_WORDS = {END_LAST_SCORING: "after the last scoring", END_STACK: "(the stack ran out twice)"}
+# How each kind of line of the narration is printed.
+STYLE = {LineKind.YOU: "dim", LineKind.THEM: "bold", LineKind.NOTE: "bold", LineKind.SCORING: "bold",
+         LineKind.DETAIL: "", LineKind.RESULT: "bold"}
 
 
-class Resign(BotFailed):
-    """The person quit: their side loses by forfeit, recorded and signed like any other."""
-
-    def __init__(self, name: str, player: int | None, why: str = "quit at the prompt") -> None:
-        super().__init__(name, why, player)
-
-    @property
-    def reason(self) -> str:
-        return self.what
-
-    def __str__(self) -> str:
-        seat = f" (player {self.player + 1})" if self.player is not None else ""
-        return f"{self.bot}{seat} {self.what}"
-
-
-class TerminalPlayer:
+class TerminalPlayer(AgentBase):
     """Asks a person for every decision of their side; tells them every move."""
-
-    blocking = True  # waits for a person: asked in a worker thread, never ahead of time
 
     def __init__(
         self,
@@ -91,7 +72,6 @@ class TerminalPlayer:
         self.log: list[str] = []
         self._kinds: list[str] = []
         self._turns: list[int] = []  # the turn of each log line, for 'log'
-        self._turn = 0
         self.scorings: list[ScoringResult] = []
         self._scoring_turns: list[int] = []
         self.height = _terminal_height() if self.console.is_terminal else SCREEN_LINES  # long texts are paged to it
@@ -102,72 +82,65 @@ class TerminalPlayer:
         self._slots: dict[int, str] = {}  # market slot -> what taking its V changed there, this turn
         self._slots_turn = -1
         self.takebacks = False  # 'undo' works: set by a local game against a bot (docs/playing.md)
-        self.clocks: ClockView | None = None  # the latest clocks the game loop showed us
+        self.clocks: ClockView | None = None  # the latest clocks the game showed us
         self._clocks_at = 0.0  # when (time.monotonic) they came, to count the running one down
+        self._narrator = Narrator(0, ("player 1", "player 2"))
 
-    # --- told by the game loop -----------------------------------------------------
+    @property
+    def traits(self) -> Traits:  # type: ignore[override]
+        # A person: asked in a worker thread, never ahead of time; undo in a local game only.
+        return Traits(blocking=True, takes_back=self.takebacks)
 
-    def begin_game(self, seat: int, names: Sequence[str], manifest: Manifest | None = None,
-                   view: Observation | None = None) -> None:
-        """A game begins; ``view`` is the board as it stands when the game is already set up."""
+    # --- told by the game ---------------------------------------------------------
+
+    def begin(self, seat: int, names: tuple[str, str], manifest: Manifest) -> None:
         self.seat = seat
-        if manifest is not None:
-            self.manifest = manifest
-        self.names = [str(n) for n in names]
+        self.manifest = manifest
+        self.names = list(names_shown(names))
         self.view, self.log, self._kinds, self.scorings, self._scoring_turns = None, [], [], [], []
-        self._turns: list[int] = []
-        if self.names[0] == self.names[1]:  # two players called alike: tell them apart on screen
-            self.names = [f"{n} (P{i + 1})" for i, n in enumerate(self.names)]
-        # Seats (player 1, 2) name the replay's files; who moves first is drawn, and said below.
-        self._add(f"You are {self.names[seat]} against {self.names[1 - seat]} (seat {seat + 1}); who moves "
-                  "first is drawn at random.", "bold")
-        self._first_told = False
-        if self.names[0].endswith("(P1)"):
-            self._add("Both players have the same name; 'basilica id rename NAME' changes yours.", "dim")
-        if view is None:
-            self._say("Waiting for the game to start...", "dim")
-        else:
-            self.view = view
-            self._wait_on(view)
+        self._turns = []
+        self._narrator = Narrator(seat, names)
+        self._tell(self._narrator.begin())
+        self._say("Waiting for the game to start...", "dim")
 
-    def notify(self, g: Game, turn: int, who: int, text: str, *_: Any) -> None:
-        """A move was applied: tell it in words.  Only the public view of ``g`` is kept."""
-        seat = self.seat if self.seat is not None else 1 - who
-        self._tell_first(who == seat, turn)
-        after = observe(g, seat)
-        before = self.view if self.view is not None else _view_before_last(g, seat)
-        action = parse_action(text)
-        self._turn = turn
-        if turn != self._slots_turn:
-            self._slots, self._slots_turn = {}, turn
-        self._add(describe_action(action, who, before, after, self.names, reader=seat), "you" if who == seat else "them")
-        slot = _slot_change(action, before, after)
-        if slot is not None:
-            self._slots[action.space] = slot
-            self._add(slot, "bold")
-        for k in range(len(self.scorings), len(g.scoring_log)):  # scoring results are public
-            result = g.scoring_log[k]
-            self.scorings.append(result)
-            self._scoring_turns.append(turn)
-            again = "" if after.over else " (type 'score' to see it again, 'scorings' for all)"
-            for i, line in enumerate(describe_scoring(result, k + 1, self.names)):
-                self._add(line + (again if i == 0 else ""), "bold" if i == 0 else DETAIL)
-            if not after.over:
-                self._add("Clean-up: every builder and rank token goes home, scaffolding is removed, rows 1-2 are "
-                          "discarded and the rest of the cathedral moves down to row 1.", DETAIL)
-        if before is not None and after.reshuffles > before.reshuffles:
-            self._add("The stack ran out: the discard pile was shuffled into a new stack.", "")
-        self.view = after
-        if after.over:
-            self._add(self._result_line(after), "bold")
-            if self.clear:  # the final position, then the last scoring whole and the result, last
-                self._draw(after, None, waiting="The game is over.", recap=False)
-                if self.scorings:
-                    for line in describe_scoring(self.scorings[-1], len(self.scorings), self.names):
-                        self._say(line)
-                self._say(self.log[-1], "bold")
-        else:
-            self._wait_on(after)
+    def observe(self, event: SeatEvent) -> None:
+        if isinstance(event, ClocksChanged):
+            self.clocks, self._clocks_at = event.view, time.monotonic()
+            return
+        if isinstance(event, MoveApplied) and event.turn != self._slots_turn:
+            self._slots, self._slots_turn = {}, event.turn
+        lines = self._narrator.tell(event)
+        if isinstance(event, Scored):
+            self.scorings.append(event.result)
+            self._scoring_turns.append(event.turn)
+            if not event.last:  # the line client's own commands to see it again
+                lines[0] = Line(lines[0].text + " (type 'score' to see it again, 'scorings' for all)",
+                                lines[0].kind, lines[0].turn, lines[0].ply)
+        elif isinstance(event, TakenBack) and event.view is not None:
+            # Scorings after the decision taken back did not happen.
+            del self.scorings[event.view.scorings:]
+            del self._scoring_turns[event.view.scorings:]
+        self._tell(lines)
+        view = event.after if isinstance(event, MoveApplied) else \
+            event.view if isinstance(event, (GameStarted, TakenBack)) else None
+        if view is not None:
+            self.view = view
+            if not view.over:
+                self._wait_on(view)
+        if isinstance(event, GameOver) and self.clear and self.view is not None and self.view.over:
+            # The final position, then the last scoring whole and the result, last.
+            self._draw(self.view, None, waiting="The game is over.", recap=False)
+            if self.scorings:
+                for line in describe_scoring(self.scorings[-1], len(self.scorings), self.names):
+                    self._say(line)
+            self._say(self.log[-1], "bold")
+
+    def _tell(self, lines: list[Line]) -> None:
+        for line in lines:
+            if line.slot:
+                self._slots[line.slot] = line.text
+            self._add(line.text, DETAIL if line.kind is LineKind.DETAIL else STYLE[line.kind] or line.kind.value,
+                      line.turn)
 
     def _wait_on(self, view: Observation) -> None:
         """While the other side decides: the board as it now is, and whom we wait for."""
@@ -180,17 +153,8 @@ class TerminalPlayer:
             self._say(waiting, "dim")
         self._waiting = True
 
-    def show_clocks(self, view: ClockView) -> None:
-        """The clocks changed (a decision began or ended): shown on the next screen, and at once
-        when a clock ran out."""
-        flagged = view.flagged is not None and (self.clocks is None or self.clocks.flagged is None)
-        self.clocks, self._clocks_at = view, time.monotonic()
-        if flagged:
-            assert view.flagged is not None
-            self._add(out_of_time(view.flagged, (self.names[0], self.names[1]), self.seat), "bold")
-
     def clock_line(self) -> str | None:
-        """Both clocks now, the running one counted down since the game loop showed them."""
+        """Both clocks now, the running one counted down since the game showed them."""
         v = self.clocks
         if v is None:
             return None
@@ -202,34 +166,12 @@ class TerminalPlayer:
             v = ClockView(v.control, v.remaining, None, (self.names[0], self.names[1]), v.me, v.flagged)
         return v.line()
 
-    def took_back(self, g: Game | None) -> None:
-        """The game loop's answer to 'undo': the game as it now stands, or None (nothing to undo)."""
-        if g is None:
-            self._say("Nothing to take back yet: this is your first decision.", "red")
-            return
-        seat = self.seat if self.seat is not None else 0
-        # Scorings after the decision taken back did not happen.
-        del self.scorings[len(g.scoring_log):]
-        del self._scoring_turns[len(g.scoring_log):]
-        self.view = observe(g, seat)
-        self._turn = g.turn
-        self._add(f"Taken back to your decision in turn {g.turn}: the moves after it are undone (the same "
-                  "tiles come again; the replay records the takeback).", "bold")
+    # --- asked by the game ---------------------------------------------------------
 
-    # --- asked by the game loop ----------------------------------------------------
-
-    def _tell_first(self, ours: bool, turn: int) -> None:
-        """Once, at the game's first turn: who was drawn to move first (not when joining later, as on resume)."""
-        if getattr(self, "_first_told", True):
-            return
-        self._first_told = True
-        if turn <= 1:
-            self._add("You move first." if ours else f"{self.names[1 - (self.seat or 0)]} moves first.", "bold")
-
-    def choose(self, obs: Observation, legal: Sequence[Action]) -> Action:
+    def choose(self, ask: Ask) -> Decision:
+        obs, legal = ask.view, list(ask.legal)
         if self.seat is None:
             self.seat = obs.player
-        self._tell_first(True, obs.turn)
         if obs.turn != self._slots_turn:
             self._slots, self._slots_turn = {}, obs.turn
         self.view = obs
@@ -238,6 +180,7 @@ class TerminalPlayer:
         self._completions = texts
         self._partial = ""
         self._draw(obs, texts)
+        me = f"{self.names[obs.player]} (player {obs.player + 1})"
         while True:
             line = self._read("> ")
             if line is None:
@@ -248,7 +191,7 @@ class TerminalPlayer:
                     if answer is not None and answer.strip().lower() not in ("y", "yes"):
                         self._say("Go on, then.")
                         continue
-                raise Resign(self.names[obs.player], obs.player, "left the game (input closed)")
+                return Resign("left the game (input closed)", summary=f"{me} left the game (input closed)")
             text = line.strip()
             if not text:
                 continue
@@ -287,11 +230,11 @@ class TerminalPlayer:
                     self._say("undo works only in a game against a bot on this machine ('basilica play'): "
                               "over the network the same tiles would come again, seen", "red")
                     continue
-                raise TakeBack(1)
+                return TakeBack(1)
             if cmd in ("quit", "exit", "resign"):
                 answer = self._read("Quit now? Leaving is a forfeit: you lose this game. [y/N] ")
                 if answer is not None and answer.strip().lower() in ("y", "yes"):
-                    raise Resign(self.names[obs.player], obs.player)
+                    return Resign("quit at the prompt", summary=f"{me} quit at the prompt")
                 self._say("Go on, then.")
                 continue
             if text.isdigit():
@@ -542,19 +485,11 @@ class TerminalPlayer:
             for part in _wrap(line):
                 self.console.print(Text(part, style=style), overflow="fold")
 
-    def _add(self, entry: str, kind: str) -> None:
+    def _add(self, entry: str, style: str, turn: int) -> None:
         self.log.append(entry)
-        self._kinds.append(kind)
-        self._turns.append(self._turn)
-        self._say(entry, {"them": "bold", "you": "dim", DETAIL: ""}.get(kind, kind))
-
-    def _result_line(self, obs: Observation) -> str:
-        a, b = obs.scores
-        how = END_WORDS.get(obs.end_reason, obs.end_reason)
-        if a == b:
-            return f"Game over {how}: {a}-{b}, a shared victory."
-        winner = self.names[0 if a > b else 1]
-        return f"Game over {how}: {self.names[0]} {a}, {self.names[1]} {b}. {winner} wins."
+        self._kinds.append(style)
+        self._turns.append(turn)
+        self._say(entry, "" if style == DETAIL else style)
 
     def _read(self, prompt: str) -> str | None:
         if self.inp is not None:
@@ -578,31 +513,6 @@ class TerminalPlayer:
         words = self._completions + list(COMMAND_WORDS)
         matches = [w for w in words if w.startswith(text)]
         return matches[state] if state < len(matches) else None
-
-
-def _slot_change(action: Action, before: Observation | None, after: Observation) -> str | None:
-    """After a vault taken from V*k*: which order now sits at O*k*, and which one it replaced
-    (that one became the new V*k*).  Public facts only: both order faces were on the table."""
-    if action.kind != A.VAULT or before is None or after.over or not 1 <= action.space <= 3:
-        return None
-    k = action.space
-    was, now = before.orders[k - 1], after.orders[k - 1]
-    if not isinstance(was, OrderFace):
-        return None
-    new = ORDER_TITLE.get(now.order, now.order.value) if isinstance(now, OrderFace) else "empty"
-    return f"O{k} is now {new} (was {ORDER_TITLE.get(was.order, was.order.value)}, turned over into V{k})."
-
-
-def _view_before_last(g: Game, seat: int) -> Observation | None:
-    """Our view just before the last move, when we were told of no earlier one (the
-    game's first move): the game is played again from its seed, which is cheap."""
-    try:
-        again = Game.new(g.manifest, g.options, g.seed)
-        for a in g.history[:-1]:
-            again.apply(a)
-    except Exception:  # only a nicer sentence is at stake
-        return None
-    return observe(again, seat)
 
 
 def _wrap(line: str) -> list[str]:
@@ -647,4 +557,4 @@ def _enable_completion(player: TerminalPlayer) -> None:
     readline.parse_and_bind("tab: complete")
 
 
-__all__ = ["Resign", "TerminalPlayer"]
+__all__ = ["TerminalPlayer"]
