@@ -105,6 +105,20 @@ class Event:
 
     kind: str  # "redeal", "reshuffle", "scoring", "no-action", "game-over"
     detail: str = ""
+    board: ScoredBoard | None = None  # a scoring's: the cathedral as it was scored, before the clean-up
+
+
+@dataclass(frozen=True, slots=True)
+class ScoredBoard:
+    """The cathedral a scoring counted (D21 clears rows 1-2 right after, inside the same decision):
+    every vault with its tile, the builders (cell, player, rank), and the glass, altars and
+    scaffolding.  Public facts only: every one of those tiles lies vault side up."""
+
+    vaults: tuple[tuple[int, int], ...]
+    builders: tuple[tuple[int, int, int], ...]
+    glass: tuple[int, ...]
+    altars: tuple[int, ...]
+    scaffold: tuple[int, ...]
 
 
 class _StackOut(Exception):
@@ -1074,7 +1088,8 @@ class Game:
         self.scores[1] += result.points[1]
         self.scorings += 1
         self.scoring_log.append(result)
-        self.events.append(Event("scoring", f"scoring {self.scorings}: +{result.points[0]} / +{result.points[1]}"))
+        self.events.append(Event("scoring", f"scoring {self.scorings}: +{result.points[0]} / +{result.points[1]}",
+                                 self._scored_board()))
         if self.end_reason == END_STACK or self.scorings >= len(self.setup.crown_spaces):
             if not self.end_reason:
                 self.end_reason = END_LAST_SCORING
@@ -1089,6 +1104,13 @@ class Game:
         # D21.4: the opponent of the player whose turn set off the scoring plays next.
         self.active = scorer
         self._end_turn()
+
+    def _scored_board(self) -> ScoredBoard:
+        hidden = self.setup.hidden
+        return ScoredBoard(
+            tuple(sorted((c, self.specs[t].id if hidden else t) for c, t in self.vaults.items())),
+            tuple(sorted((c, p, r) for c, (p, r) in self.builders.items())),
+            tuple(sorted(self.glass)), tuple(sorted(self.altars)), tuple(sorted(self.scaffold)))
 
     def _clean_up(self) -> None:
         """D21 steps 1-3."""

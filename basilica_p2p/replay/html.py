@@ -21,21 +21,18 @@ import json
 import re
 from importlib import resources
 from pathlib import Path
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from .. import safefile
 from ..describe import ORDER_TITLE, describe_action, describe_shuffle
-from ..engine import (Action, Event, FaceClass, Game, Level, Manifest, Position, Ruleset, TileSpec, format_cell,
-                      observe, parse_action)
+from ..engine import (Game, Manifest, Observation, OrderFace, ScoredBoard, ScoringResult, TileSpec, VaultFace,
+                      describe_pending, format_action, format_cell, observe)
 from ..engine.components import COLOR_LETTER, COLOR_NAME, RANK_LETTER, RANK_NAME, color_count, format_colors
-from ..engine.game import describe_pending
-from ..engine.observation import Observation, OrderFace, VaultFace
-from ..engine.scoring import ScoringResult
-from ..referee import END_TIME, rewind
-from ..wire import open_envelope
-from .file import ReplayError
-from .show import walk
-from .verify import known_manifests, verify_file
+from ..referee import END_TIME, GameSpec
+from ..seat import Accepted, GameStarted, MoveApplied, Scored, Seat, TakenBack
+from .verify import verify_file
+from .walk import Visitor, known_manifests
 
 VIEWER_FORMAT = "basilica-replay-viewer/1"
 TEMPLATE = "viewer.html"
@@ -71,32 +68,43 @@ def _order_face(f: OrderFace | None) -> dict[str, Any] | None:
             "crown": f.crown}
 
 
-def _cathedral(obs: Observation) -> dict[str, Any]:
-    builders = {c: (p, r) for c, p, r in obs.builders}
-    glass = set(obs.glass)
-    altars = set(obs.altars)
+def _cathedral(vaults: Iterable[tuple[int, int, bool]], builders: Iterable[tuple[int, int, int]],
+               glass: Iterable[int], altars: Iterable[int], scaffold: Sequence[int]) -> dict[str, Any]:
+    """The cathedral's cells: each vault as (cell, colours, crown), the builders (cell, player, rank)."""
+    by_cell = {c: (p, r) for c, p, r in builders}
+    glass, altars = set(glass), set(altars)
     cells = []
-    for c, f in obs.vaults:
-        b = builders.get(c)
+    occupied = list(scaffold)
+    for c, colors, crown in vaults:
+        b = by_cell.get(c)
+        occupied.append(c)
         cells.append({
-            "cell": format_cell(c), **_colors(f.colors), "crown": f.crown,
+            "cell": format_cell(c), **_colors(colors), "crown": crown,
             "builder": None if b is None else {"player": b[0] + 1, "rank": RANK_LETTER.get(b[1], ""),
                                                 "rank_name": RANK_NAME[b[1]]},
             "glass": c in glass, "altar": c in altars,
         })
-    occupied = [c for c, _ in obs.vaults] + list(obs.scaffold)
     return {
         "cells": cells,
-        "scaffold": [format_cell(c) for c in obs.scaffold],
+        "scaffold": [format_cell(c) for c in scaffold],
         "rows": max(occupied) // 5 + 1 if occupied else 0,
     }
 
 
+def _cathedral_seen(obs: Observation) -> dict[str, Any]:
+    return _cathedral(((c, f.colors, f.crown) for c, f in obs.vaults), obs.builders, obs.glass, obs.altars,
+                      obs.scaffold)
+
+
 def public_state(g: Game) -> dict[str, Any]:
     """Everything a spectator sees of ``g``: built from an observation, so nothing hidden leaks."""
-    obs = observe(g, 0)
+    return view_state(observe(g, 0))
+
+
+def view_state(obs: Observation) -> dict[str, Any]:
+    """Everything a spectator sees in a player's view (a seat's, or :func:`public_state`'s)."""
     return {
-        "cathedral": _cathedral(obs),
+        "cathedral": _cathedral_seen(obs),
         "orders": [_order_face(f) for f in obs.orders],
         "vaults": [_vault_face(f) for f in obs.market],
         "in_hand": None if obs.in_hand is None else {"space": obs.in_hand[0], **(_order_face(obs.in_hand[1]) or {})},
@@ -115,7 +123,7 @@ def public_state(g: Game) -> dict[str, Any]:
     }
 
 
-def _scoring(result: ScoringResult, number: int, board: Game) -> dict[str, Any]:
+def _scoring(result: ScoringResult, number: int, board: ScoredBoard, tiles: dict[int, TileSpec]) -> dict[str, Any]:
     areas = []
     for a in result.areas:
         areas.append({
@@ -124,7 +132,8 @@ def _scoring(result: ScoringResult, number: int, board: Game) -> dict[str, Any]:
             "majority": None if a.majority is None else a.majority + 1, "reason": a.reason,
             "architect": a.architect, "glass": a.glass, "points": list(a.points),
         })
-    cathedral = _cathedral(observe(board, 0))
+    cathedral = _cathedral(((c, tiles[t].colors, tiles[t].crown) for c, t in board.vaults), board.builders,
+                           board.glass, board.altars, board.scaffold)
     extra = {format_cell(c): COLOR_LETTER[col] for c, col in result.jester_colors}
     for cell in cathedral["cells"]:
         if cell["cell"] in extra:
@@ -139,53 +148,6 @@ def _scoring(result: ScoringResult, number: int, board: Game) -> dict[str, Any]:
 
 
 # --- the whole game ------------------------------------------------------------------------
-
-
-def _tapped(g: Game, boards: list[Game]) -> Game:
-    """``g``, changed so that each scoring leaves in ``boards`` the cathedral as it was scored.
-
-    The engine's clean-up (D21) runs inside the same decision as the scoring;
-    the picture is taken just before it, so the page can show what was scored.
-    """
-
-    class Tapped(Game):
-        __slots__ = ()
-
-        def _clean_up(self) -> None:
-            boards.append(self.clone())
-            super()._clean_up()
-
-    g.__class__ = Tapped
-    return g
-
-
-def _apply(g: Game, action: Action, facts: dict[Position, FaceClass | TileSpec], boards: list[Game]) -> list[Event]:
-    """``g.apply(action)``; a hidden deal's game is given what the action turns over, as the
-    players' reveals opened it, at exactly the level asked, so the state hash stays theirs."""
-    shown = g.manifest.order_faces_show_crown
-    boards.clear()
-    mark = len(g.events)
-    g.apply(action)
-    while g.needed_reveals():
-        for r in g.needed_reveals():
-            known = facts.get(r.position)
-            if known is None:  # pragma: no cover - walk saw every reveal the referee made
-                raise ViewerError(f"the replay never opens {r.position}") from None
-            if r.level is Level.TILE:
-                assert isinstance(known, TileSpec)
-                g.reveal(r.position, known.id)
-            else:
-                g.reveal(r.position, known.face_class(shown) if isinstance(known, TileSpec) else known)
-    return g.events[mark:]
-
-
-def _names_from_hellos(records: list[bytes], header_names: tuple[str, str]) -> tuple[str, str]:
-    names = list(header_names)
-    for raw in records[:2]:
-        env = open_envelope(raw)
-        if env.type == "hello":
-            names[0 if env.seq == 0 else 1] = env.body["name"]
-    return names[0], names[1]
 
 
 def _result_text(outcome: Any, names: tuple[str, str]) -> str:
@@ -207,94 +169,92 @@ def _result_text(outcome: Any, names: tuple[str, str]) -> str:
     return f"{names[outcome.winner]} won {s} ({end})"
 
 
+class _Steps(Visitor):
+    """The page's steps, one per decision (and one for the start, one per takeback), built as the
+    file is walked: from the events' public views, never from the engine's state."""
+
+    def __init__(self) -> None:
+        self.spec: GameSpec | None = None
+        self.names: tuple[str, str] = ("", "")
+        self.tiles: dict[int, TileSpec] = {}
+        self.steps: list[dict[str, Any]] = []
+
+    def taken(self, number: int, got: Accepted, seat: Seat) -> None:
+        if self.spec is None:
+            self.spec = spec = seat.spec
+            self.names = spec.names  # the header's, which the signed hellos confirm
+            self.tiles = {t.id: t for t in (*spec.manifest.tiles, *spec.manifest.festum_tiles)}
+        names = self.names
+        scored = [e for e in got.events if isinstance(e, Scored)]
+        for event in got.events:
+            if isinstance(event, GameStarted) and event.view is not None:
+                v = event.view
+                self._add(None, f"the start: the tiles are dealt and {names[v.active]} (player {v.active + 1}) "
+                          "takes the first turn", v.turn, None, v.active, None, None, (), [], v)
+            elif isinstance(event, TakenBack) and event.view is not None:
+                v = event.view
+                self._add(None, f"{names[event.asker]} took back to their decision in turn {v.turn}: the moves "
+                          "after it are undone (both players signed the takeback)", v.turn, event.asker + 1,
+                          v.active, None, "takeback", (), [], v)
+            elif isinstance(event, MoveApplied) and event.before is not None and event.after is not None:
+                before, after = event.before, event.after
+                assert before.pending is not None
+                kind = before.pending.kind
+                # Each scoring's board is the engine's event's (the cathedral before its clean-up).
+                boards = [e.board for e in event.events if e.kind == "scoring" and e.board is not None]
+                scoring = [_scoring(s.result, s.number, board, self.tiles) for s, board in zip(scored, boards)]
+                self._add(format_action(event.action),
+                          describe_action(event.action, event.mover, before, after, names), event.turn,
+                          event.mover + 1, before.active, None if kind == "jester" else before.actions_taken + 1,
+                          kind, tuple(e.detail for e in event.events if e.kind != "scoring"), scoring, after)
+
+    def _add(self, move: str | None, words: str, turn: int, player: int | None, active: int, action: int | None,
+             decision: str | None, events: tuple[str, ...], scoring: list[dict[str, Any]], view: Observation) -> None:
+        self.steps.append({
+            "step": len(self.steps), "move": move, "words": words, "turn": turn, "player": player,
+            "active": active + 1, "action": action, "decision": decision, "events": list(events),
+            "scoring": scoring, "next": _next(view, self.names), **view_state(view),
+        })
+
+
 def build_viewer_data(path: Path, manifests: dict[str, Manifest] | None = None) -> dict[str, Any]:
-    """Verify the replay at ``path`` and describe every step; :class:`ViewerError` if it does not verify."""
+    """Verify the replay at ``path`` and describe every step, in one read of the file;
+    :class:`ViewerError` if it does not verify."""
     manifests = manifests if manifests is not None else known_manifests()
-    verdict = verify_file(path, manifests)
-    if not verdict.ok:
+    steps = _Steps()
+    verdict = verify_file(path, manifests, steps)
+    if not verdict.ok or verdict.outcome is None or steps.spec is None:
         raise ViewerError(verdict.error)
-    try:
-        w = walk(path, manifests)
-    except ReplayError as e:
-        raise ViewerError(str(e)) from None
-    if w.error or w.outcome is None or w.outcome != verdict.outcome:
-        raise ViewerError("the file changed while it was read")
-    h = w.replay.header
-    names = _names_from_hellos(w.replay.records, (h.players[0][1], h.players[1][1]))
-    pawn = Ruleset(h.ruleset).pawn
-    steps: list[dict[str, Any]] = []
-    g: Game | None = None
-    boards: list[Game] = []
-    if w.start is not None:
-        g = _tapped(w.start.clone(), boards)
-        first = names[g.active]
-        steps.append({
-            "step": 0, "move": None, "words": f"the start: the tiles are dealt and {first} "
-            f"(player {g.active + 1}) takes the first turn", "turn": g.turn, "player": None,
-            "active": g.active + 1, "action": None, "decision": None, "events": [], "scoring": [],
-            "next": _next(g, names), **public_state(g),
-        })
-    backs = {t.index: t for t in w.takebacks}
-    for i, m in enumerate(w.moves):
-        assert g is not None
-        if i in backs:  # both signed a takeback: the board as it was at that decision
-            t = backs[i]
-            g = _tapped(rewind(g, t.to), boards)
-            steps.append({
-                "step": len(steps), "move": None, "words": f"{names[t.player]} took back to their decision in "
-                f"turn {t.turn}: the moves after it are undone (both players signed the takeback)",
-                "turn": g.turn, "player": t.player + 1, "active": g.active + 1, "action": None,
-                "decision": "takeback", "events": [], "scoring": [], "next": _next(g, names), **public_state(g),
-            })
-        before = g.clone()
-        action = parse_action(m.action)
-        kind = before.pending.kind
-        events = _apply(g, action, w.facts, boards)
-        if g.state_hash() != m.state_hash:  # pragma: no cover - the referee checked every hash
-            raise ViewerError(f"move {m.ply + 1} ({m.action}) does not replay to the acknowledged state")
-        scoring = []
-        done = g.scorings - sum(1 for e in events if e.kind == "scoring")
-        for e in events:
-            if e.kind == "scoring":
-                done += 1
-                board = boards.pop(0) if boards else g  # the last scoring has no clean-up (D26)
-                scoring.append(_scoring(g.scoring_log[done - 1], done, board))
-        steps.append({
-            "step": len(steps), "move": m.action, "words": describe_action(action, m.player, observe(before, 0), observe(g, 0), names),
-            "turn": m.turn, "player": m.player + 1, "active": before.active + 1,
-            "action": None if kind == "jester" else before.actions + 1, "decision": kind,
-            "events": [e.detail for e in events if e.kind != "scoring"], "scoring": scoring,
-            "next": _next(g, names), **public_state(g),
-        })
-    o = w.outcome
-    if steps and o.end in ("forfeit", END_TIME):
-        steps[-1]["next"] = f"the game ends here: {_result_text(o, names)}"
+    spec, o, names = steps.spec, verdict.outcome, steps.names
+    options = spec.options
+    steps_data = steps.steps
+    if steps_data and o.end in ("forfeit", END_TIME):
+        steps_data[-1]["next"] = f"the game ends here: {_result_text(o, names)}"
     return {
         "format": VIEWER_FORMAT,
         "players": list(names),
-        "ruleset": h.ruleset, "festum": h.festum, "removal": h.removal,
-        "shuffle": h.shuffle, "shuffle_text": "stack " + describe_shuffle(h.shuffle),
-        "game": h.game.hex(),
-        "pawn": pawn,
-        "crown_spaces": list(manifests[h.manifest.hex()].crown_spaces),
-        "rows": max([3] + [s["cathedral"]["rows"] + 1 for s in steps]
-                    + [sc["cathedral"]["rows"] + 1 for s in steps for sc in s["scoring"]]),
+        "ruleset": options.ruleset.value, "festum": options.festum, "removal": options.festum_removal,
+        "shuffle": spec.shuffle, "shuffle_text": "stack " + describe_shuffle(spec.shuffle),
+        "game": spec.game.hex(),
+        "pawn": options.ruleset.pawn,
+        "crown_spaces": list(spec.manifest.crown_spaces),
+        "rows": max([3] + [s["cathedral"]["rows"] + 1 for s in steps_data]
+                    + [sc["cathedral"]["rows"] + 1 for s in steps_data for sc in s["scoring"]]),
         "result": {"scores": list(o.scores), "winner": None if o.winner is None else o.winner + 1, "end": o.end,
                    "moves": o.moves, "reason": o.reason or None, "text": _result_text(o, names),
                    "on_time": None if o.time is None else {"loser": o.time.loser + 1, "signed_ms": o.time.signed,
                                                            "left_ms": o.time.left, "waited_ms": o.time.waited}},
-        "clock": None if h.clock is None else str(h.clock),
+        "clock": None if spec.clock is None else str(spec.clock),
         "takebacks": list(o.takebacks),
-        "steps": steps,
+        "steps": steps_data,
     }
 
 
-def _next(g: Game, names: tuple[str, str]) -> str:
-    if g.over:
+def _next(view: Observation, names: tuple[str, str]) -> str:
+    if view.over or view.pending is None:
         return "the game is over"
-    p = g.to_move
-    assert p is not None
-    return f"next: {names[p]} (player {p + 1}) decides {describe_pending(g.pending)}"
+    p = view.pending.player
+    return f"next: {names[p]} (player {p + 1}) decides {describe_pending(view.pending)}"
 
 
 # --- the page ---------------------------------------------------------------------------------

@@ -6,10 +6,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..engine import Event, FaceClass, Game, Manifest, Position, TileSpec, format_action
-from ..wire import ProtocolError, open_envelope
+from ..engine import Event, Game, Manifest, format_action
+from ..seat import Accepted, GameStarted, MoveApplied, Seat, TakenBack
 from .file import ReplayError, ReplayFile, read_replay
-from .verify import referee_for
+from .verify import Verifier
+from .walk import Visitor, seat_for
+from .walk import walk as walk_into
 
 
 @dataclass(frozen=True)
@@ -41,54 +43,41 @@ class Walk:
     start: Game | None
     error: str  # the first failing record, if verification stopped early
     outcome: Any
-    # What a hidden deal opened of each position (empty for a seeded game), so that a
-    # viewer can replay the moves from ``start`` with the very reveals the players made.
-    facts: dict[Position, FaceClass | TileSpec] = field(default_factory=dict)
     # Takebacks, in order: ``moves`` holds every decision played, also those taken back.
     takebacks: list[TakeBackNote] = field(default_factory=list)
 
 
+class _Moves(Visitor):
+    """Keeps every move of a walk with the game after it, the start, and the takebacks."""
+
+    def __init__(self) -> None:
+        self.moves: list[Move] = []
+        self.start: Game | None = None
+        self.takebacks: list[TakeBackNote] = []
+
+    def taken(self, number: int, got: Accepted, seat: Seat) -> None:
+        g = seat.game
+        for event in got.events:
+            if isinstance(event, GameStarted):
+                assert g is not None
+                self.start = g.clone()
+            elif isinstance(event, MoveApplied):
+                assert g is not None
+                self.moves.append(Move(event.ply, event.turn, event.mover, format_action(event.action),
+                                       g.state_hash(), event.events, g.clone()))
+            elif isinstance(event, TakenBack):
+                assert g is not None
+                self.takebacks.append(TakeBackNote(len(self.moves), event.to, event.asker, g.turn))
+
+
 def walk(path: Path, manifests: dict[str, Manifest]) -> Walk:
-    """Re-play a replay through the referee, keeping every move and the state after it."""
+    """Re-play a replay through the seat, keeping every move and the state after it (one read of
+    the file, checked as ``verify`` checks it); :class:`ReplayError` if it cannot be read."""
     replay = read_replay(path)
-    ref = referee_for(replay, manifests)
-    moves: list[Move] = []
-    start: Game | None = None
-    error = ""
-    facts: dict[Position, FaceClass | TileSpec] = {}
-    takebacks: list[TakeBackNote] = []
-    mark = 0  # where the events of the next move begin: a hidden deal's move waits for its reveals
-    for i, raw in enumerate(replay.records, start=1):
-        g = ref.game
-        before = len(g.history) if g else 0
-        turn = g.turn if g else 0
-        mover = g.to_move if g else None
-        if g is not None and not g.needed_reveals():
-            mark = len(g.events)
-        try:
-            env = open_envelope(raw)
-            ref.feed(env)
-        except ProtocolError as e:
-            error = f"record {i} (byte {replay.offsets[i]}): {e}"
-            break
-        g = ref.game
-        if g is None:
-            continue
-        if env.type == "takeback" and len(g.history) < before:  # the consent: the game went back
-            asker = 1 - (ref.spec.player_of(env.sender) or 0)
-            takebacks.append(TakeBackNote(len(moves), len(g.history), asker, g.turn))
-            continue
-        if g.setup.hidden:
-            # Positions are never reused (a reshuffle deals new ones), so the union is exact;
-            # it is taken after every record because a reshuffle forgets the old positions.
-            facts.update(g.specs)
-        if start is None and not g.needed_reveals():  # a hidden deal starts once its market is open
-            start = g.clone()
-        if len(g.history) > before:
-            assert mover is not None
-            moves.append(Move(before, turn, mover, format_action(g.history[-1]), g.state_hash(),
-                              tuple(g.events[mark:]), g.clone()))
-    return Walk(replay, moves, start, error, ref.outcome, facts, takebacks)
+    seat = seat_for(replay, manifests, views=False)
+    checks, moves = Verifier(), _Moves()
+    walk_into(replay, seat, checks, moves)
+    return Walk(replay, moves.moves, moves.start, checks.error, seat.outcome, moves.takebacks)
 
 
 def export_json(w: Walk) -> dict[str, Any]:

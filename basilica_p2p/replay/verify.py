@@ -8,9 +8,9 @@ from typing import Any
 
 from ..engine import Manifest
 from ..referee import END_TIME, Outcome, Referee
-from ..wire import ProtocolError, open_envelope
+from ..seat import Accepted, Refused, Seat
 from .file import ReplayError, ReplayFile, TornTail, read_replay
-from .walk import known_manifests, spec_from_replay
+from .walk import Visitor, known_manifests, seat_for, spec_from_replay, walk
 
 
 @dataclass(frozen=True)
@@ -79,46 +79,57 @@ class Verdict:
 
 
 def referee_for(replay: ReplayFile, manifests: dict[str, Manifest]) -> Referee:
-    spec = spec_from_replay(replay, manifests)
-    try:
-        return Referee(spec)
-    except ProtocolError as e:
-        raise ReplayError(0, replay.offsets[0], str(e)) from None
+    """A verifier's referee for ``replay``'s game, to feed its records one by one (a test that
+    builds records); :class:`ReplayError` for a header no game can be played under."""
+    return seat_for(replay, manifests, views=False).referee
 
 
-def verify_file(path: Path, manifests: dict[str, Manifest] | None = None) -> Verdict:
-    """Check every record; the verdict names the first failing one."""
+class Verifier(Visitor):
+    """What a walk shows of a file's validity: the envelopes taken and who signed each, and the
+    first record refused, in ``basilica verify``'s words."""
+
+    def __init__(self) -> None:
+        self.signers: list[bytes] = []
+        self.error = ""
+
+    def taken(self, number: int, got: Accepted, seat: Seat) -> None:
+        self.signers.append(got.envelope.sender)
+
+    def refused(self, number: int, offset: int, got: Refused, seat: Seat) -> None:
+        self.error = f"record {number} (byte {offset}): {got.detail}"
+
+
+def verify_file(path: Path, manifests: dict[str, Manifest] | None = None, *visitors: Visitor) -> Verdict:
+    """Check every record; the verdict names the first failing one.  ``visitors`` walk the file too
+    (``replay show`` and ``replay html`` read it once, beside the check); with any, the seat's
+    events carry the public views."""
     manifests = manifests if manifests is not None else known_manifests()
     name = str(path)
     try:
         replay = read_replay(path)
-        ref = referee_for(replay, manifests)
+        seat = seat_for(replay, manifests, views=bool(visitors))
     except ReplayError as e:
         return Verdict(name, False, str(e))
     h = replay.header
-    signers: list[bytes] = []
+    checks = Verifier()
+    walk(replay, seat, checks, *visitors)
+    signers = checks.signers
     base = dict(path=name, names=(h.players[0][1], h.players[1][1]), ruleset=h.ruleset, festum=h.festum,
                 clock=str(h.clock) if h.clock is not None else "",
                 records=1 + len(replay.records), torn=replay.torn, game=h.game,
-                keys=(h.players[0][0], h.players[1][0]))
-    for i, raw in enumerate(replay.records, start=1):
-        try:
-            env = open_envelope(raw)
-            ref.feed(env)
-        except ProtocolError as e:
-            base.update(chain=tuple(replay.records[:i - 1]), signers=tuple(signers))
-            return Verdict(ok=False, error=f"record {i} (byte {replay.offsets[i]}): {e}", **base)  # type: ignore[arg-type]
-        signers.append(env.sender)
-    base.update(chain=tuple(replay.records), signers=tuple(signers))
-    if not ref.finished:
+                keys=(h.players[0][0], h.players[1][0]), chain=tuple(replay.records[:len(signers)]),
+                signers=tuple(signers))
+    if checks.error:
+        return Verdict(ok=False, error=checks.error, **base)  # type: ignore[arg-type]
+    if not seat.finished:
         where = f"valid through record {len(replay.records)}"
         if replay.torn is not None:
             t = replay.torn
             where += f"; record {t.record} at byte {t.offset} is torn ({t.size} bytes, a crash mid-write)"
-        return Verdict(ok=False, error=f"incomplete game: {where}; expected {ref.expected()} next",
+        return Verdict(ok=False, error=f"incomplete game: {where}; expected {seat.referee.expected()} next",
                        **base)  # type: ignore[arg-type]
     if replay.torn is not None:
         t = replay.torn
         return Verdict(ok=False, error=f"record {t.record} (byte {t.offset}): bytes after the end of the game",
                        **base)  # type: ignore[arg-type]
-    return Verdict(ok=True, outcome=ref.outcome, **base)  # type: ignore[arg-type]
+    return Verdict(ok=True, outcome=seat.outcome, **base)  # type: ignore[arg-type]

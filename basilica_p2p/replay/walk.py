@@ -74,12 +74,15 @@ def seat_for(replay: ReplayFile, manifests: dict[str, Manifest], me: Identity | 
         raise ReplayError(0, replay.offsets[0], str(e)) from None
 
 
-def walk(replay: ReplayFile, seat: Seat, visitor: Visitor = Visitor()) -> Refused | None:
-    """Every record of ``replay`` into ``seat``, in order; the first refusal, or None if all were taken."""
+def walk(replay: ReplayFile, seat: Seat, *visitors: Visitor) -> Refused | None:
+    """Every record of ``replay`` into ``seat``, in order, each visitor told of each; the first
+    refusal, or None if all were taken."""
     for number, raw in enumerate(replay.records, start=1):
         got = seat.receive(raw, known=True)
         if isinstance(got, Refused):
-            visitor.refused(number, replay.offsets[number], got, seat)
+            for visitor in visitors:
+                visitor.refused(number, replay.offsets[number], got, seat)
             return got
-        visitor.taken(number, got, seat)
+        for visitor in visitors:
+            visitor.taken(number, got, seat)
     return None
