@@ -226,7 +226,6 @@ def bot_label(bot: object) -> str:
 
 def checked_choose(bot: Any, obs: Observation, legal: Sequence[Action], label: str | None = None) -> Action:
     """``bot.choose(obs, legal)``, or :class:`BotFailed` if it raises or answers an illegal action."""
-    name = label or bot_label(bot)
     try:
         action = bot.choose(obs, legal)
     except BotFailed as e:
@@ -234,7 +233,8 @@ def checked_choose(bot: Any, obs: Observation, legal: Sequence[Action], label: s
             e.player = obs.player
         raise
     except Exception as e:  # a bot may fail in any way; its side loses the game
-        raise BotFailed(name, f"raised {type(e).__name__}: {cut(str(e), 120)}", obs.player) from e
+        # (the label only now: the protocol checks behind it cost microseconds every decision)
+        raise BotFailed(label or bot_label(bot), f"raised {type(e).__name__}: {cut(str(e), 120)}", obs.player) from e
     try:
         ok = type(action) is Action and action in legal
     except Exception:
@@ -244,7 +244,7 @@ def checked_choose(bot: Any, obs: Observation, legal: Sequence[Action], label: s
             text = format_action(action)
         except Exception:
             text = repr(action)
-        raise BotFailed(name, f"answered illegal action {shown_quoted(text)}", obs.player)
+        raise BotFailed(label or bot_label(bot), f"answered illegal action {shown_quoted(text)}", obs.player)
     return action  # type: ignore[no-any-return]
 
 

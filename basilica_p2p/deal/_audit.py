@@ -6,9 +6,8 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from ._curve import N, inverse, key_commitment, multiply, private
-from ._deal import DealMessage, MalformedValue, share, shuffle
+from ._deal import DealMessage, MalformedValue, shuffle
 from ._deck import HashedDeck
-from ._errors import InvalidDeck
 from ._keys import card_key, deck_key, permutation
 
 
@@ -64,20 +63,30 @@ def audit(secrets: tuple[object, object], records: Sequence[DealRecord],
         for rec in records:
             m1, m2, m3 = rec.messages
             shown = _shown_as_dealt(secrets, rec)
-            if 1 in check and shuffle(secret(1), rec.deck) != m1:
+            deck = rec.deck
+            keys: dict[int, list[int]] = {}
+
+            def card_keys(p: int) -> list[int]:
+                # Each player's per-card keys, derived once (in the order the checks need them, so
+                # a malformed secret is blamed where it is first used): the key checks and the
+                # shares use the same.
+                if p not in keys:
+                    keys[p] = [card_key(secret(p), p, deck.game, deck.deck_id, i) for i in range(len(deck))]
+                return keys[p]
+
+            if 1 in check and shuffle(secret(1), deck) != m1:
                 return 1
-            if 2 in check and not _key_holds(secret(2), rec.deck, m1, m2, shown):
+            if 2 in check and not _key_holds(secret(2), deck, m1, m2, shown, card_keys(2)):
                 return 2
-            if 1 in check and not _rekey_holds(secret(1), rec.deck, m2, m3, shown):
+            if 1 in check and not _rekey_holds(secret(1), deck, m2, m3, shown, card_keys(1)):
                 return 1
             for sh in rec.shares:
                 if sh.player not in check:
                     continue
-                try:
-                    expected = share(secret(sh.player), sh.player, rec.deck, sh.position)
-                except InvalidDeck:  # a share signed for a position the deck does not have
-                    return sh.player
-                if expected != sh.value:
+                if not (isinstance(sh.position, int) and not isinstance(sh.position, bool)
+                        and 0 <= sh.position < len(deck)):
+                    return sh.player  # a share signed for a position the deck does not have
+                if card_keys(sh.player)[sh.position].to_bytes(32, "big") != sh.value:
                     return sh.player
     except MalformedValue as e:
         return e.player
@@ -98,11 +107,11 @@ def _shown_as_dealt(secrets: tuple[object, object], rec: DealRecord) -> frozense
 
 
 def _key_holds(secret: bytes, deck: HashedDeck, shuffled: DealMessage, keyed: DealMessage,
-               shown: frozenset[int]) -> bool:
+               shown: frozenset[int], card_keys: list[int]) -> bool:
     """:func:`key` recomputed and compared, skipping the card arithmetic of the positions in ``shown``."""
     tau = permutation(secret, 2, deck.game, deck.deck_id, len(deck))
     for i, j in enumerate(tau):
-        b = card_key(secret, 2, deck.game, deck.deck_id, i)
+        b = card_keys[i]
         if keyed.keys[i] != key_commitment(deck.game, deck.deck_id, 2, i, b):
             return False
         if i not in shown and keyed.cards[i] != multiply(private(b), shuffled.point(j)):
@@ -111,11 +120,11 @@ def _key_holds(secret: bytes, deck: HashedDeck, shuffled: DealMessage, keyed: De
 
 
 def _rekey_holds(secret: bytes, deck: HashedDeck, keyed: DealMessage, rekeyed: DealMessage,
-                 shown: frozenset[int]) -> bool:
+                 shown: frozenset[int], card_keys: list[int]) -> bool:
     """:func:`rekey` recomputed and compared, skipping the card arithmetic of the positions in ``shown``."""
     a_inv = inverse(deck_key(secret, 1, deck.game, deck.deck_id))
     for i in range(len(deck)):
-        a_i = card_key(secret, 1, deck.game, deck.deck_id, i)
+        a_i = card_keys[i]
         if rekeyed.keys[i] != key_commitment(deck.game, deck.deck_id, 1, i, a_i):
             return False
         if i not in shown and rekeyed.cards[i] != multiply(private(a_i * a_inv % N), keyed.point(i)):

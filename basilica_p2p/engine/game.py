@@ -137,6 +137,10 @@ class _Setup:
     # in a seeded game: one shared object per face (per manifest), and no per-call construction.
     faces: tuple[dict[int, Any], dict[int, Any]] | None = None
     hidden: bool = False  # Game.new_hidden: the slots hold positions, not tile ids
+    # A hidden game's canonical slot of each (position, what is known of it): hashed at every
+    # acknowledgement, and a fact once learnt never changes, so each slot is built once.  The
+    # lists are shared between calls and never changed.
+    slots: dict[tuple[Any, Any], list[Any]] = field(default_factory=dict)
 
 
 def _make_setup(manifest: Manifest, options: Options, seed: bytes, hidden: bool) -> _Setup:
@@ -1267,16 +1271,23 @@ class Game:
         """
         specs = self.specs
         shown = self.manifest.order_faces_show_crown
+        made = self.setup.slots
 
         def slot(p: Any) -> list[Any] | None:
             if p is None:
                 return None
             k = specs.get(p)
+            found = made.get((p, k))
+            if found is not None:
+                return found
             if k is None:
-                return [p.deal, p.index, None, None]
-            if isinstance(k, TileSpec):
-                return [p.deal, p.index, k.face_class(shown).to_list(), k.id]
-            return [p.deal, p.index, k.to_list(), None]
+                found = [p.deal, p.index, None, None]
+            elif isinstance(k, TileSpec):
+                found = [p.deal, p.index, k.face_class(shown).to_list(), k.id]
+            else:
+                found = [p.deal, p.index, k.to_list(), None]
+            made[(p, k)] = found
+            return found
 
         return [
             "basilica-state-hidden/1",
