@@ -26,10 +26,11 @@ for ``Game.reveal``.  The same object serves a player and a verifier.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from .deal import Deck, Layout, layout
-from .deal._deck import FACE_SEPARATOR
+from .deal._deck import FACE_SEPARATOR, subdeck_id
 from .engine import FaceClass, Level, Manifest, Options, Position, Reveal
 
 MAIN = "faces"
@@ -74,25 +75,47 @@ def deal_id(deal: int) -> str:
 
 
 def position_label(p: Position) -> str:
+    """A position of an earlier deal as a card of a later deal's sub-deck (``"0.17"``)."""
     return f"{p.deal}.{p.index}"
 
 
-def parse_position_label(label: str) -> Position:
-    deal, _, index = label.partition(".")
-    return Position(int(deal), int(index))
+@dataclass(frozen=True)
+class FaceCopy:
+    """What a main deck's card opens to: copy ``copy`` of the order-face class written ``face``
+    (its card's label is ``face#copy``)."""
+
+    face: str
+    copy: int
+
+    @property
+    def label(self) -> str:
+        return f"{self.face}{FACE_SEPARATOR}{self.copy}"
 
 
-def _split(face_card: str) -> tuple[str, int]:
-    face, _, copy = face_card.rpartition(FACE_SEPARATOR)
-    return face, int(copy)
+# What an open card says, as the dealer keeps it: a face card's class and copy, a tile of the box
+# (deal 0's sub-decks), or the earlier position whose tile a later deal's sub-deck card stands for.
+Opened = FaceCopy | int | Position
 
 
 class Dealer:
     def __init__(self, manifest: Manifest, options: Options) -> None:
         self.layout, self._faces = box_layout(manifest, options)
-        self._opened: dict[Card, str] = {}
+        # Every card's label read once, when its deck is made: opening a card looks its meaning up.
+        self._meanings: dict[tuple[str, str], Opened] = {}
+        self._classes = dict(self.layout.classes)  # face -> its tiles (ids as text)
+        self._learn(MAIN, (FaceCopy(face, j) for face, tiles in self.layout.classes for j in range(len(tiles))))
+        for face, tiles in self.layout.classes:
+            if len(tiles) >= 2:
+                self._learn(subdeck_id(face), (int(t) for t in tiles))
+        self._opened: dict[Card, Opened] = {}
         # A later deal: for each face class of the pile, the positions it gathers (pile order).
-        self._later: dict[int, dict[str, tuple[str, ...]]] = {}
+        self._later: dict[int, dict[str, tuple[Position, ...]]] = {}
+
+    def _learn(self, deck: str, meanings: Iterable[Opened]) -> None:
+        for meaning in meanings:
+            label = meaning.label if isinstance(meaning, FaceCopy) else \
+                position_label(meaning) if isinstance(meaning, Position) else str(meaning)
+            self._meanings[(deck, label)] = meaning
 
     @property
     def decks(self) -> tuple[Deck, ...]:
@@ -107,24 +130,31 @@ class Dealer:
         it gathers (``"0.17"``), whose tiles open as those positions' would."""
         if deal != len(self._later) + 1:
             raise DealerError(f"deal {deal} comes out of order")
-        classes: dict[str, list[str]] = {}
+        classes: dict[str, list[Position]] = {}
         for p in sources:
             face = self._face_text(p)
             if face is None:
                 raise DealerError(f"position {position_label(p)} of the pile was never turned face up")
-            classes.setdefault(face, []).append(position_label(p))
-        fixed = {face: tuple(labels) for face, labels in sorted(classes.items())}
+            classes.setdefault(face, []).append(p)
+        fixed = {face: tuple(positions) for face, positions in sorted(classes.items())}
         self._later[deal] = fixed
-        main = Deck(deal_id(deal), tuple(f"{face}{FACE_SEPARATOR}{j}" for face, labels in fixed.items()
-                                         for j in range(len(labels))))
-        subs = tuple(Deck(f"{deal_id(deal)}/{face}", labels) for face, labels in fixed.items() if len(labels) >= 2)
-        return (main, *subs)
+        main = [FaceCopy(face, j) for face, positions in fixed.items() for j in range(len(positions))]
+        self._learn(deal_id(deal), main)
+        subs = []
+        for face, positions in fixed.items():
+            if len(positions) >= 2:
+                self._learn(f"{deal_id(deal)}/{face}", positions)
+                subs.append(Deck(f"{deal_id(deal)}/{face}", tuple(position_label(p) for p in positions)))
+        return (Deck(deal_id(deal), tuple(c.label for c in main)), *subs)
 
     def record(self, card: Card, label: str) -> None:
         """A card opened to ``label`` (the deal package has checked that it is a card of its deck)."""
-        self._opened[card] = label
+        meaning = self._meanings.get((card.deck, label))
+        if meaning is None:  # pragma: no cover - the deal package opens only its deck's labels
+            raise DealerError(f"{label!r} is not a card of deck {card.deck!r}")
+        self._opened[card] = meaning
 
-    def opened(self, card: Card) -> str | None:
+    def opened(self, card: Card) -> Opened | None:
         return self._opened.get(card)
 
     def _face_card(self, position: Position) -> Card:
@@ -134,35 +164,49 @@ class Dealer:
             raise DealerError(f"deal {position.deal} is not known to this dealer")
         return Card(deal_id(position.deal), position.index)
 
+    def _face_open(self, position: Position) -> FaceCopy | None:
+        """What ``position``'s face card opened to, once it is open."""
+        opened = self._opened.get(self._face_card(position))
+        assert opened is None or isinstance(opened, FaceCopy)
+        return opened
+
     def _face_text(self, position: Position) -> str | None:
         """The order-face class (as text) of ``position``, once its face card is open."""
-        label = self._opened.get(self._face_card(position))
-        return None if label is None else _split(label)[0]
+        opened = self._face_open(position)
+        return None if opened is None else opened.face
 
-    def _tile_step(self, position: Position) -> Card | str:
-        """The next shut card on the way to ``position``'s tile, or the tile id (text) once open."""
+    def _tile_step(self, position: Position) -> Card | int:
+        """The next shut card on the way to ``position``'s tile, or the tile id once open."""
         card = self._face_card(position)
-        label = self._opened.get(card)
-        if label is None:
+        opened = self._face_open(position)
+        if opened is None:
             return card
         if position.deal == 0:
-            tile = self.layout.known_tile(label)
-            if tile is not None:
-                return tile
-            found = self.layout.subdeck_position(label)
-            assert found is not None
-            sub = Card(found[0].deck_id, found[1])
-            return self._opened.get(sub) or sub
-        face, copy = _split(label)
-        sources = self._later[position.deal][face]
+            tiles = self._classes[opened.face]
+            if len(tiles) == 1:
+                return int(tiles[0])
+            sub = Card(subdeck_id(opened.face), opened.copy)
+            tile = self._opened.get(sub)
+            return sub if tile is None else tile  # type: ignore[return-value]
+        sources = self._later[position.deal][opened.face]
         if len(sources) == 1:
-            source = sources[0]
-        else:
-            sub = Card(f"{deal_id(position.deal)}/{face}", copy)
-            source = self._opened.get(sub)  # type: ignore[assignment]
-            if source is None:
-                return sub
-        return self._tile_step(parse_position_label(source))
+            return self._tile_step(sources[0])
+        sub = Card(f"{deal_id(position.deal)}/{opened.face}", opened.copy)
+        source = self._opened.get(sub)
+        if source is None:
+            return sub
+        assert isinstance(source, Position)
+        return self._tile_step(source)
+
+    def tells_more_than_face(self, position: Position) -> bool:
+        """Whether the open cards already say which tile lies at ``position`` although its order face
+        alone would not (its class holds two or more tiles): the leak a two-level deal prevents
+        until the rules turn the tile up (a secrecy check)."""
+        opened = self._face_open(position)
+        if opened is None or isinstance(self._tile_step(position), Card):
+            return False
+        tiles = self._later[position.deal][opened.face] if position.deal else self._classes[opened.face]
+        return len(tiles) > 1
 
     def cards_for(self, reveals: tuple[Reveal, ...]) -> list[Card]:
         """The cards that must open next for ``reveals``, in a fixed order (each once)."""
@@ -188,6 +232,6 @@ class Dealer:
                     out.append((r.position, self._faces[face]))
             else:
                 step = self._tile_step(r.position)
-                if isinstance(step, str):
-                    out.append((r.position, int(step)))
+                if not isinstance(step, Card):
+                    out.append((r.position, step))
         return out

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .deal import DealError, DealRecord, Deck, DeckDeal, Share, audit, hash_deck
+from .deal import DealError, DealRecord, Deck, DeckDeal, audit, hash_deck
 from .dealer import Card, Dealer
 from .engine import Manifest, Options
 from .wire import ProtocolError
@@ -36,7 +36,6 @@ class Table:
         self.me = me
         self._secret = secret
         self.machines: dict[str, DeckDeal] = {}
-        self.shares: dict[str, list[Share]] = {}
         self.dealing: list[str] = []  # the decks of the deal under way
         self.step = 0  # the deal step of ``dealing`` done (3: dealt)
         self.round: list[Card] = []  # the cards whose shares are being given
@@ -53,7 +52,6 @@ class Table:
                 self.machines[deck.deck_id] = DeckDeal(hashed)
             else:
                 self.machines[deck.deck_id] = DeckDeal(hashed, me=self.me + 1, secret=self._secret)
-            self.shares[deck.deck_id] = []
         self.dealing = [d.deck_id for d in decks]
         self.step = 0
 
@@ -124,7 +122,6 @@ class Table:
             except DealError as e:
                 raise ProtocolError(f"{where}: {e}") from None
         for card, item, s in zip(self.round, items, checked):
-            self.shares[card.deck].append(Share(sender + 1, card.position, item[2]))
             try:
                 label = self.machines[card.deck].add_share(sender + 1, card.position, item[2], s)
             except DealError as e:
@@ -150,8 +147,8 @@ class Table:
         """
         if sender == self.me:
             return True
-        records = [DealRecord(m.deck, tuple(m.messages), tuple(self.shares[d]), dict(m.opened))  # type: ignore[arg-type]
-                   for d, m in self.machines.items()]
+        records = [DealRecord(m.deck, tuple(m.messages), m.shares, dict(m.opened))  # type: ignore[arg-type]
+                   for m in self.machines.values()]
         # The other secret, where known (ours on a live side; player 1's when a verifier audits
         # player 2), spares the audit the arithmetic of every position that opened as dealt.
         known = {**self.secrets, sender: secret}

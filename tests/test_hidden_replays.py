@@ -181,7 +181,6 @@ def _face_only_positions_pinned(path: Path) -> tuple[int, int]:
     """Walk a hidden replay message by message; count the positions the engine knows only by
     their order face while the opened cards already say which tile lies there, beyond what the
     face alone tells (a class with one possible tile there).  Returns (checked, pinned)."""
-    from basilica_p2p.dealer import _split
     from basilica_p2p.engine import FaceClass
     from basilica_p2p.replay.file import read_replay
     from basilica_p2p.replay.verify import referee_for
@@ -200,13 +199,7 @@ def _face_only_positions_pinned(path: Path) -> tuple[int, int]:
             if p is None or not isinstance(g.known(p), FaceClass):
                 continue
             checked += 1
-            step = dealer._tile_step(p)
-            if isinstance(step, str):
-                label = dealer.opened(dealer._face_card(p))
-                face = _split(label)[0] if label else ""
-                one = (len(dealer._later[p.deal][face]) == 1 if p.deal else
-                       dealer.layout.known_tile(label) is not None)  # type: ignore[arg-type]
-                pinned += 0 if one else 1
+            pinned += dealer.tells_more_than_face(p)
     return checked, pinned
 
 

@@ -8,6 +8,7 @@ from typing import Any
 
 from ._deal import KEY, REKEY, SENDER, SHUFFLE, STEP_NAMES, DealMessage, _check_position, check_share, \
     check_secret, key, open_checked, parse_message, parse_share, rekey, share, shuffle
+from ._audit import Share
 from ._deck import HashedDeck
 from ._errors import CardOpenedTwice, FalseShare, InvalidDeck, OutOfOrder
 
@@ -40,6 +41,7 @@ class DeckDeal:
         self._opened: dict[int, str] = {}
         self._positions: dict[str, int] = {}
         self._pending: dict[tuple[int, int], int] = {}  # (position, player) -> the checked share
+        self._given: list[Share] = []  # every share taken, in the order taken (what the audit checks)
 
     @property
     def step(self) -> int:
@@ -53,6 +55,12 @@ class DeckDeal:
     def due(self) -> int | None:
         """The player whose deal message comes next, or None once the deck is dealt."""
         return SENDER.get(self.step + 1)
+
+    @property
+    def shares(self) -> tuple[Share, ...]:
+        """Every share taken so far, as signed, in the order taken: also those of a card that
+        then opened to nothing (only the audit can say whose fault that was)."""
+        return tuple(self._given)
 
     @property
     def opened(self) -> Mapping[int, str]:
@@ -129,6 +137,8 @@ class DeckDeal:
         explains: the shares are kept, and only the audit can say who cheated.
         """
         s = checked if checked is not None else self.check_share(player, position, value)
+        assert isinstance(value, bytes)  # check_share refuses anything else
+        self._given.append(Share(player, position, value))
         other = self._pending.get((position, 3 - player))
         if other is None:
             self._pending[(position, player)] = s
