@@ -32,7 +32,7 @@ from basilica_p2p.replay.verify import verify_file
 from basilica_p2p.seat import ClocksChanged, GameOver
 from basilica_p2p.tui import play_local
 from replay_builders import key
-from seat_events import Told, ask_for, outcome_of
+from seat_events import Told, ask_for
 
 ROOT = Path(__file__).resolve().parent.parent
 MANIFEST = default_manifest()

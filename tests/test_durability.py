@@ -38,7 +38,7 @@ import trio
 import trio.testing
 
 from basilica_p2p.bots import RandomBot
-from basilica_p2p.engine import Action, Game, Observation
+from basilica_p2p.engine import Action, Observation
 from basilica_p2p.engine.components import JESTER
 from basilica_p2p.identity import create_identity, local_identity
 from basilica_p2p.net.framing import ENVELOPE

@@ -255,7 +255,7 @@ def test_one_sides_replay_prefix_and_secret_hold_no_hidden_tile_at_the_first_dec
     from basilica_p2p.engine import FaceClass
     from basilica_p2p.referee import Referee
     from basilica_p2p.replay.file import read_replay
-    from basilica_p2p.replay.verify import spec_from_replay
+    from basilica_p2p.replay.walk import spec_from_replay
     from basilica_p2p.wire import open_envelope
 
     replay = read_replay(honest)

@@ -389,7 +389,7 @@ async def test_records_and_the_sidecar_are_written_out_of_reach_of_ctrl_c(
     record and the sidecar are written with KeyboardInterrupt held back to the next checkpoint."""
     import trio
 
-    from basilica_p2p.net import session
+    from basilica_p2p.net import side as sides
     from basilica_p2p.seat import SeatSecrets
 
     seen: list[tuple[str, bool]] = []
@@ -400,14 +400,14 @@ async def test_records_and_the_sidecar_are_written_out_of_reach_of_ctrl_c(
         def append(self, raw: bytes, sync: bool = True) -> None:
             seen.append(("record", trio.lowlevel.currently_ki_protected()))
 
-    monkeypatch.setattr(session, "write_private_json",
+    monkeypatch.setattr(sides, "write_private_json",
                         lambda path, data: seen.append(("sidecar", trio.lowlevel.currently_ki_protected())))
     class Seat:
         secrets = SeatSecrets(bytes(32))
 
-    side = session._Side(seat=Seat(), writer=Writer(), sidecar=tmp_path / ".game.replay.session")  # type: ignore[arg-type]
+    side = sides.Side(seat=Seat(), writer=Writer(), sidecar=tmp_path / ".game.replay.session")  # type: ignore[arg-type]
     assert not trio.lowlevel.currently_ki_protected()
-    session._record(side, b"x", sync=False)
+    side.record(b"x", sync=False)
     side.save()
     assert seen == [("record", True), ("sidecar", True)]
 

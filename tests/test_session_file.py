@@ -152,17 +152,17 @@ async def test_no_record_reaches_a_replay_before_its_session_file_exists(
 ) -> None:
     # A kill between the replay's first record and the session file left a game that
     # `resume` refused ("no session file"): the file now comes first.
-    from basilica_p2p.net import session
+    from basilica_p2p.net.side import Side
 
     missing: list[str] = []
-    real = session._record
+    real = Side.record
 
     def record(side, raw, sync=True):  # type: ignore[no-untyped-def]
         if side.sidecar is None or not side.sidecar.exists():
             missing.append(side.writer.path.name)
         real(side, raw, sync)
 
-    monkeypatch.setattr(session, "_record", record)
+    monkeypatch.setattr(Side, "record", record)
     s = settings()
     h = with_resume(config(ALICE, s, tmp_path / "h"), "host")
     j = with_resume(config(BOB, s, tmp_path / "j", seed=5), "join")

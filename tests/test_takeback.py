@@ -180,7 +180,7 @@ def test_undo_at_the_prompt_in_a_local_game(tmp_path: Path) -> None:
 
 
 def test_undo_is_refused_outside_a_local_game() -> None:
-    from basilica_p2p.engine import Game, observe
+    from basilica_p2p.engine import Game
 
     g = Game.new(MANIFEST, OPTIONS, bytes(32))
     out = io.StringIO()

@@ -15,7 +15,7 @@ import pytest
 from rich.console import Console
 
 from basilica_p2p.app import AppPlayer, BasilicaApp
-from basilica_p2p.engine import Action, Game, Options, default_manifest, format_action, observe
+from basilica_p2p.engine import Action, Game, Options, default_manifest, format_action
 from basilica_p2p.engine import actions as A
 from basilica_p2p.engine.cells import format_cell
 from basilica_p2p.tui import TerminalPlayer

@@ -32,7 +32,7 @@ import weakref
 from collections.abc import Sequence
 from typing import IO, Any
 
-from ..agent import BotFailed, Labelled, bot_label, checked_choose, close_bot, cut, shown_quoted
+from ..agent import BotFailed, bot_label, cut, shown_quoted
 from ..engine import Action, NotationError, Observation, format_action, parse_action
 
 PROTOCOL = "basilica-bot"

@@ -13,7 +13,6 @@ from pathlib import Path
 
 import trio
 
-from ..engine import Game
 from ..identity import Identity
 from .framing import FramedStream, PeerBye, PeerClosed, PeerTimeout
 from .ledger import GameLedger

@@ -27,8 +27,7 @@ from .session import (
     PeerGone,
     Timeouts,
     Watch,
-    _Side,
-    _record,
+    Side,
     continue_game,
     forget_session,
     resume_exchange,
@@ -50,7 +49,7 @@ class Rendezvous:
     relay_key: bytes = b""
 
 
-def forfeit_by_absence(side: _Side, window: float) -> None:
+def forfeit_by_absence(side: Side, window: float) -> None:
     seat = side.seat
     assert seat.me is not None
     if seat.due() == Step(StepKind.ACK, seat.me):
@@ -59,8 +58,8 @@ def forfeit_by_absence(side: _Side, window: float) -> None:
         # would be two different messages of ours for one sequence number.
         ack = seat.make()
         assert not isinstance(ack, Late)
-        _record(side, ack.envelope.raw)
-    _record(side, seat.claim_forfeit(f"did not come back within {window:g} s").envelope.raw)
+        side.record(ack.envelope.raw)
+    side.record(seat.claim_forfeit(f"did not come back within {window:g} s").envelope.raw)
 
 
 async def _meet(where: Rendezvous, window: float) -> trio.abc.Stream | None:

@@ -6,30 +6,28 @@ append it to the replay (fsynced) and only then send it.  If it is the
 peer's, we read it, the seat checks and takes it, we append it, and answer
 in the next round.  So each replay always holds a valid prefix of the game,
 whatever the network or the peer does, and both end up with the same
-records.  This module holds what only a network game has: the framing's
-deadlines and keepalives, the handshake, lag and claims, the session file
-and resume; the protocol itself is the seat's.
+records.  This module holds the play loop of a network game: deadlines per
+decision, the lag allowance and claims, choosing ahead, refusals and their
+evidence, resuming; the protocol itself is the seat's, the handshake is in
+net/handshake.py, the frames' rules in net/connection.py.
 """
 
 from __future__ import annotations
 
-import os
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field, replace
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import trio
 
-from .. import safefile
 from ..agent import Agent, Decision, Resign, TakeBack, as_agent
 from ..bots.external import NETWORK_SHARE
-from ..clock import TimeControl, TimeControlError
-from ..engine import Action, Game, Manifest, Options
-from ..identity import Identity, fingerprint
-from ..names import shown
-from ..referee import GENESIS, HIDDEN_DEAL, GameSpec, Outcome
-from ..replay.file import Header, ReplayWriter
+from ..clock import TimeControl
+from ..engine import Action, Game
+from ..identity import Identity
+from ..referee import Outcome
+from ..seat import Refused as SeatRefused
 from ..seat import (
     Ask,
     Late,
@@ -38,84 +36,35 @@ from ..seat import (
     Refusal,
     Seat,
     SeatEvent,
-    SeatSecrets,
     StepKind,
     printable,
 )
-from ..seat import Refused as SeatRefused
-from ..seat import hello_body as seat_hello_body
-from ..wire import Envelope, ProtocolError, open_envelope, seal
-from .framing import ENVELOPE, Frame, FramedStream, PeerBye, PeerClosed, PeerTimeout
-from .ledger import GameLedger, LedgerError
-from .peers import KnownPeers, PeerKeyMismatch
+from ..wire import ProtocolError, open_envelope
+from .connection import (
+    BadHello,
+    Connection,
+    NoGameStarted,
+    PeerGone,
+    PeerMisbehaved,
+    PeerRefused,
+    Refused,
+    SessionError,
+    Timeouts,
+)
+from .framing import PeerClosed, PeerTimeout
+from .handshake import Settings, differences, handshake, hello_body
+from .ledger import GameLedger
+from .peers import KnownPeers
+from .side import Prefetch, Side, forget_session, side_from_replay, sidecar_path, write_private_json
 
-T = TypeVar("T")
 # Told each event of our seat, beside our agent (the demo's printout, a test's record).
 Watch = Callable[[SeatEvent], None]
-
-
-@dataclass(frozen=True)
-class Timeouts:
-    """Deadlines, in seconds (docs/network.md)."""
-
-    handshake: float = 20.0  # the hellos must be exchanged within this
-    ping_interval: float = 5.0  # a keepalive is sent this often
-    idle: float = 30.0  # a peer silent this long (not even a keepalive) is gone
-    frame: float = 10.0  # a frame must arrive whole within this once it began
-    move: float | None = None  # a peer's decision must come within this (no limit by default)
-
-
-@dataclass(frozen=True)
-class Settings:
-    options: Options
-    manifest: Manifest
-    # Between strangers the stack must stay face down: the hidden deal is the network default,
-    # and commit-reveal-v1 is played only when both sides ask for it (a hello field).
-    shuffle: str = HIDDEN_DEAL
-    clock: TimeControl | None = None  # both sides must ask for the same one (protocol 2)
-
 
 # The lag allowance taken off the peer's measured thinking time: the round trip measured
 # between an action and its acknowledgement, this much before any was measured, and never
 # more than MAX_LAG (a peer that slows its acknowledgements cannot buy more; docs/clocks.md).
 FIRST_LAG = 0.5
 MAX_LAG = 2.0
-
-
-class SessionError(Exception):
-    """The game stopped early; ``str(e)`` is one line for the user."""
-
-
-class PeerMisbehaved(SessionError):
-    """The peer sent something the protocol forbids; we disconnected."""
-
-
-class PeerGone(SessionError):
-    """The connection broke or the peer went silent."""
-
-
-class PeerRefused(PeerGone):
-    """The peer stopped with an explanation (an error notice): a real peer, a real reason.
-
-    ``reason`` is the peer's own words (made printable).  No resume hint goes with
-    it: a peer that refused or stopped on purpose does not come back.
-    """
-
-    def __init__(self, message: str, reason: str = "") -> None:
-        super().__init__(message)
-        self.reason = reason or message
-
-
-class NoGameStarted(PeerGone):
-    """The connection ended during a handshake: no game (and no replay) was begun."""
-
-
-class BadHello(PeerMisbehaved):
-    """What came instead of a hello was not a valid one: no game was begun."""
-
-
-class Refused(SessionError):
-    """The handshake found a difference or an unknown key; nothing was played."""
 
 
 @dataclass
@@ -130,238 +79,6 @@ class GameReport:
     # before it.  Otherwise our last message may not have reached it yet.
     delivered: bool = False
     clock: TimeControl | None = None  # the game's time control (a joiner takes the host's)
-
-
-@dataclass
-class _Side:
-    """What one side of a game keeps beside its seat: the replay, the session file, and the
-    state of the conversation (a decision chosen ahead, messages being sent back after a resume)."""
-
-    seat: Seat
-    writer: ReplayWriter
-    sidecar: Path | None = None  # where the secrets and how to reconnect are kept (resume)
-    info: dict[str, Any] = field(default_factory=dict)
-    prefetch: _Prefetch | None = None  # our next decision, being chosen while the peer acknowledges
-    resent: int = 0  # after a resume: how many messages the peer is sending back from its file
-
-    @property
-    def records(self) -> list[bytes]:
-        return self.seat.records
-
-    @trio.lowlevel.enable_ki_protection  # never half-written by Ctrl-C (atomic anyway: a rename)
-    def save(self) -> None:
-        """Write the sidecar durably: called before any envelope that commits to a secret."""
-        if self.sidecar is None:
-            return
-        s = self.seat.secrets
-        data = dict(self.info, format="basilica-session/1", nonce=s.nonce.hex() or None,
-                    jester=[s.jester[0], s.jester[1].hex()] if s.jester else None,
-                    deal_secret=s.deal.hex() or None)
-        write_private_json(self.sidecar, data)
-
-
-@dataclass(frozen=True)
-class _Prefetch:
-    """Our next decision, chosen while the peer checks and acknowledges our last action
-    (the acknowledgement changes nothing in the game, so the choice stays valid).  It
-    overlaps our thinking with the peer's work."""
-
-    ply: int  # the decision it is for; only an acknowledgement comes before it
-    decision: Decision
-
-
-@trio.lowlevel.enable_ki_protection
-def _protected(fn: Callable[..., T], *args: Any) -> T:
-    """``fn(*args)`` with Ctrl-C held back until the next checkpoint (trio delivers it
-    there): a record or the sidecar is never left half-written by an interrupt."""
-    return fn(*args)
-
-
-def _record(side: _Side, raw: bytes, sync: bool = True) -> None:
-    """Append one record to the replay, safe from Ctrl-C (the seat holds it already)."""
-    _protected(side.writer.append, raw, sync)
-
-
-def write_private_json(path: Path, data: dict[str, Any]) -> None:
-    """Atomically replace ``path`` with ``data``, readable by the owner only (it holds secrets)."""
-    import json
-
-    safefile.write_atomically(path, json.dumps(data), 0o600)
-
-
-def hello_body(me: Identity, settings: Settings) -> dict[str, Any]:
-    return seat_hello_body(me.name, settings.options, settings.manifest, settings.shuffle, settings.clock)
-
-
-def differences(ours: dict[str, Any], theirs: dict[str, Any]) -> list[str]:
-    """What must agree between two hellos and does not, in words that read the same on both sides."""
-    def show(v: Any) -> str:
-        if isinstance(v, bool):
-            return "yes" if v else "no"
-        if isinstance(v, bytes):
-            return v.hex()[:16]
-        return str(v)
-
-    out = []
-    clocks = ("clock", "clock (--clock)")
-    if ours.get("clock") != theirs.get("clock"):
-        # A hello with a clock is protocol 2: say what differs, not the version it implies.
-        ours, theirs = ({**h, "protocol": 0, "clock": _clock_words(h.get("clock"))} for h in (ours, theirs))
-    for key, label in (("protocol", "protocol version"), ("ruleset", "ruleset"), ("festum", "festum expansion"),
-                       ("removal", "festum removal of 6 tiles"), ("manifest", "manifest"),
-                       ("shuffle", "shuffle scheme"), clocks):
-        a, b = ours.get(key), theirs.get(key)
-        if a != b:
-            out.append(f"{label}: {printable(ours['name'], 64)} has {show(a)}, "
-                       f"{printable(theirs['name'], 64)} has {show(b)}")
-    return out
-
-
-def _clock_words(clock: Any) -> str:
-    if isinstance(clock, list) and len(clock) == 2:
-        return f"{clock[0]}+{clock[1]}"
-    return "none"
-
-
-class Connection:
-    """A framed stream plus the rules for reading from a peer: idle and frame deadlines, keepalives."""
-
-    def __init__(self, stream: trio.abc.Stream | FramedStream, timeouts: Timeouts) -> None:
-        # A stream that already carried frames (an invite's challenge and knock) keeps its buffer.
-        self.framed = stream if isinstance(stream, FramedStream) else FramedStream(stream, timeouts.frame)
-        self.timeouts = timeouts
-        self._pings = 0
-        self.round_trips: list[float] = []  # seconds from sending an action to its acknowledgement
-        # (only for actions after which we did not choose our next decision at once)
-        self._sent_at: float | None = None
-        self.nursery: trio.Nursery | None = None  # for work beside the game (keepalives, prefetching)
-        # While a person decides nobody reads the socket: a failed keepalive cancels this
-        # scope, so that they learn at once that the other side has gone.
-        self.deciding: trio.CancelScope | None = None
-        self.broken = False  # a keepalive could not be sent
-
-    async def keepalive(self) -> None:
-        """Send a ping every ``ping_interval``; run in a nursery for the connection's life."""
-        while True:
-            await trio.sleep(self.timeouts.ping_interval)
-            self._pings += 1
-            try:
-                await self.framed.send_control("ping", n=self._pings)
-            except (PeerClosed, PeerTimeout):
-                self.broken = True
-                if self.deciding is not None:
-                    self.deciding.cancel()
-                return  # otherwise the reader notices the broken connection and says so
-
-    async def run(self, body: Callable[[], Awaitable[T]]) -> T:
-        """Run ``body`` with keepalives beside it; its exception comes out as itself,
-        not wrapped in an exception group."""
-        outcome: list[T] = []
-        error: list[BaseException] = []
-        async with trio.open_nursery() as nursery:
-            self.nursery = nursery
-            nursery.start_soon(self.keepalive)
-            try:
-                outcome.append(await body())
-            except (PeerClosed, PeerTimeout) as e:  # a control frame could not be sent or read
-                error.append(PeerGone(f"the connection ended: {e}"))
-            except Exception as e:  # re-raised below, outside the nursery
-                error.append(e)
-            nursery.cancel_scope.cancel()
-        self.nursery = None
-        if error:
-            raise error[0]
-        return outcome[0]
-
-    async def await_goodbye(self, limit: float = 5.0) -> bool:
-        """After our goodbye: whether the peer's came within ``limit`` seconds.  It shows the
-        peer read everything we sent before it (the stream is in order); a peer that just
-        closes (an older client) or goes silent shows nothing."""
-        with trio.move_on_after(min(limit, self.timeouts.handshake)):
-            try:
-                while True:  # e.g. a joiner's hello for a next game that will not be played
-                    await self.receive_envelope()
-            except PeerBye:
-                return True
-            except (PeerClosed, PeerTimeout, SessionError):
-                pass
-        return False
-
-    async def send_envelope(self, raw: bytes) -> None:
-        try:
-            await self.framed.send(ENVELOPE, raw)
-        except (PeerClosed, PeerTimeout) as e:
-            raise PeerGone(f"the connection ended: {e}") from None
-
-    async def receive_envelope(self, deadline: float | None = None) -> bytes:
-        """The next envelope; answers pings on the way, raises on an error notice or silence."""
-        while True:
-            limit = self.timeouts.idle if deadline is None else min(self.timeouts.idle, max(0.0, deadline - trio.current_time()))
-            with trio.move_on_after(limit) as scope:
-                frame = await self._frame()
-            if scope.cancelled_caught:
-                if deadline is not None and trio.current_time() >= deadline:
-                    raise PeerTimeout("the peer did not decide in time")
-                raise PeerTimeout(f"the peer was silent for {self.timeouts.idle:g} s")
-            if frame.kind == ENVELOPE:
-                return frame.body
-            await self._answer(await self._control(frame))  # pong and resume need nothing more here
-
-    async def receive_resume(self, deadline: float) -> dict[str, Any]:
-        """The peer's resume notice (the first thing after reconnecting)."""
-        while True:
-            with trio.move_on_after(max(0.0, deadline - trio.current_time())) as scope:
-                frame = await self._frame()
-            if scope.cancelled_caught:
-                raise PeerGone("the peer reconnected but did not say where it was")
-            if frame.kind == ENVELOPE:
-                await self.tell_error("a message before the resume notice")
-                raise PeerMisbehaved("the peer sent a message before its resume notice")
-            msg = await self._control(frame)
-            if msg["t"] == "resume":
-                return msg
-            await self._answer(msg)
-
-    async def _answer(self, msg: dict[str, Any]) -> None:
-        """Control messages that mean the same wherever they come: ping, an error notice, goodbye."""
-        if msg["t"] == "ping":
-            await self.framed.send_control("pong", n=msg["n"])
-        elif msg["t"] == "error":
-            reason = printable(msg["reason"], 500)
-            raise PeerRefused(f"the peer stopped the game: {reason}", reason)
-        elif msg["t"] == "bye":
-            raise PeerBye("the peer said goodbye")
-        elif msg["t"] == "challenge":
-            raise Refused("this host hands out invites: join with the code it printed "
-                          "('basilica join bas1:...'), or ask it to host with --no-invite")
-        elif msg["t"] == "knock":
-            await self.tell_error("this host was started without an invite: join with its HOST:PORT")
-            raise Refused("the peer knocked with an invite, but this host hands out none (--no-invite)")
-
-    async def _frame(self) -> Frame:
-        """The next frame; a malformed one (bad length, unknown kind) disconnects the peer."""
-        try:
-            return await self.framed.receive()
-        except ProtocolError as e:
-            await self.tell_error(f"bad frame: {e}")
-            raise PeerMisbehaved(f"the peer sent a bad frame: {e}") from None
-        except PeerTimeout as e:
-            raise PeerGone(str(e)) from None
-
-    async def _control(self, frame: Frame) -> dict[str, Any]:
-        try:
-            return frame.control()
-        except ProtocolError as e:
-            await self.tell_error(f"bad control message: {e}")
-            raise PeerMisbehaved(f"the peer sent a bad control message: {e}") from None
-
-    async def tell_error(self, reason: str) -> None:
-        """Best effort: the peer learns why we disconnect."""
-        with trio.move_on_after(1):
-            try:
-                await self.framed.send_control("error", reason=reason[:500])
-            except (PeerClosed, PeerTimeout, ValueError):
-                pass
 
 
 async def play_one_game(
@@ -391,7 +108,7 @@ async def play_one_game(
     told the replay's path once it exists; ``watch`` every event of our seat.
     """
     try:
-        side, peer_name = await _handshake(conn, me, seat, settings, replay_dir, peers, log, ledger, resume_info,
+        side, peer_name = await handshake(conn, me, seat, settings, replay_dir, peers, log, ledger, resume_info,
                                            pinned)
     except ProtocolError as e:
         await conn.tell_error(f"bad hello: {e}")
@@ -424,12 +141,7 @@ def resume_hint(replay: Path, seat: int, peer_name: str) -> str:
             f"{printable(peer_name, 64)} its own copy, {theirs} in its replay folder")
 
 
-def sidecar_path(replay: Path) -> Path:
-    """A hidden file next to the replay: `basilica verify DIR/*` does not pick it up."""
-    return replay.with_name("." + replay.name + ".session")
-
-
-async def continue_game(conn: Connection, agent: object, side: _Side, peer_name: str,
+async def continue_game(conn: Connection, agent: object, side: Side, peer_name: str,
                         log: Callable[[str], None], watch: Watch | None = None) -> GameReport:
     """Play the game of ``side`` to its end (a new game after its hellos, or a resumed one)."""
     seat = side.seat
@@ -478,152 +190,7 @@ class _Teller:
                 self.watch(event)
 
 
-def forget_session(sidecar: Path | None) -> None:
-    """Delete a finished game's session file once both sides hold the result: it exists only
-    for ``basilica resume``, and a finished game has nothing left to resume."""
-    if sidecar is None:
-        return
-    try:
-        sidecar.unlink()
-    except FileNotFoundError:
-        return
-    safefile.sync_directory(sidecar.parent)
-
-
-async def _handshake(
-    conn: Connection, me: Identity, seat: int, settings: Settings, replay_dir: Path,
-    peers: KnownPeers | None, log: Callable[[str], None], ledger: GameLedger | None = None,
-    resume_info: dict[str, Any] | None = None, pinned: bytes | None = None,
-) -> tuple[_Side, str]:
-    mine = hello_body(me, settings)
-    deadline = trio.current_time() + conn.timeouts.handshake
-    try:
-        if seat == 0:
-            game = os.urandom(32)
-            await _claim_game_id(conn, ledger, me, game)
-            first = seal(me.key, game, 0, GENESIS, "hello", mine)
-            await conn.send_envelope(first.raw)
-            second = open_envelope(await conn.receive_envelope(deadline))
-            _check_hello(second, game, 1, first.hash)
-            theirs = second.body
-        else:
-            first = open_envelope(await conn.receive_envelope(deadline))
-            _check_hello(first, first.game, 0, GENESIS)
-            theirs = first.body
-            game = first.game
-            if settings.clock is None and "clock" in theirs:
-                # The clock is the host's to set (--clock): player 2 without one takes it.
-                try:
-                    settings = replace(settings, clock=TimeControl.from_wire(theirs["clock"]))
-                except TimeControlError as e:
-                    await conn.tell_error(f"bad clock in the hello: {e}")
-                    raise BadHello(f"the peer's hello asks for an impossible clock: {e}") from None
-                mine = hello_body(me, settings)
-                log(f"clocks: {settings.clock} (minutes each, plus seconds per decision), as the host set them")
-    except PeerTimeout:
-        raise PeerGone(f"no hello within {conn.timeouts.handshake:g} s") from None
-    except PeerMisbehaved as e:
-        raise BadHello(f"{e} (instead of its hello: is the other side a basilica client?)") from None
-    except (PeerBye, PeerRefused):
-        raise  # a goodbye, or a peer that told us why it stopped: nothing to wait for
-    except PeerGone as e:
-        raise NoGameStarted(str(e)) from None
-    except PeerClosed as e:
-        raise NoGameStarted(f"the connection ended before the game began: {e}") from None
-    diff = differences(mine, theirs)
-    if diff:
-        reason = "settings differ: " + "; ".join(diff)
-        await conn.tell_error(reason)
-        raise Refused(reason)
-    peer_key = second.sender if seat == 0 else first.sender
-    if pinned is not None and peer_key != pinned:
-        reason = (f"the hello is signed by {fingerprint(peer_key)}, not by the invite's {fingerprint(pinned)}: "
-                  "a possible man in the middle")
-        await conn.tell_error(reason)
-        raise Refused(reason)
-    if peer_key == me.public:
-        reason = "both sides use the same identity; give one of them its own --home or BASILICA_HOME"
-        await conn.tell_error(reason)
-        raise Refused(reason)
-    if theirs["software"] != mine["software"]:
-        log(f"note: the peer runs {theirs['software']}, we run {mine['software']}")
-    if peers is not None:
-        try:
-            check = peers.check(theirs["name"], peer_key)
-        except PeerKeyMismatch as e:
-            if e.known_name is None or e.known_key is None:  # our known_peers.json is damaged: not the peer's fault
-                await conn.tell_error("the other side cannot check keys: its list of known peers is damaged")
-            else:
-                await conn.tell_error(
-                    f"your key ({fingerprint(peer_key)}) is not the one known here for the name "
-                    f"{printable(e.known_name, 64)!r} ({fingerprint(e.known_key)}); if your key "
-                    "changed, the other player can accept it with 'basilica peers trust', else play under "
-                    "another name ('basilica id rename NAME')")
-            raise Refused(str(e)) from None
-        if check.new:
-            log(f"first contact with {shown(theirs['name'])}: key {check.fingerprint} remembered")
-    if seat == 1:
-        await _claim_game_id(conn, ledger, me, game)
-        second = seal(me.key, game, 1, first.hash, "hello", mine)
-    names = (first.body["name"], second.body["name"])
-    spec = GameSpec(game, (first.sender, second.sender), names, settings.options, settings.manifest,
-                    settings.shuffle, settings.clock)
-    # A hidden deal's secret is drawn now, by the seat, and written to the session file below
-    # before the replay holds anything: every deal step and share of ours is a function of it,
-    # so a resume must find the same one.
-    secrets = SeatSecrets(deal=os.urandom(32)) if settings.shuffle == HIDDEN_DEAL else SeatSecrets()
-    ours = Seat(spec, me, entropy=os.urandom, secrets=secrets)
-    header = Header(settings.options.ruleset.value, settings.options.festum, settings.options.festum_removal,
-                    bytes.fromhex(settings.manifest.hash), game, ((first.sender, names[0]), (second.sender, names[1])),
-                    protocol=spec.protocol, shuffle=settings.shuffle, clock=settings.clock)
-    path = replay_dir / f"{game.hex()[:16]}-{'p1' if seat == 0 else 'p2'}.replay"
-    if path.exists():
-        await conn.tell_error("that game id is already taken")
-        raise Refused(f"the peer reuses the id of a game we already hold ({path})")
-    try:
-        writer = _protected(ReplayWriter.create, path, header)
-    except OSError as e:
-        await conn.tell_error("the other side cannot record the game")
-        raise SessionError(f"cannot create {path}: {e.strerror}") from None
-    side = _Side(ours, writer)
-    if resume_info is not None:
-        # Written before anything is recorded in the replay: a replay never exists without
-        # the file that says how to resume it (a kill in between left one unresumable).
-        side.sidecar = sidecar_path(path)
-        side.info = dict(resume_info, peer=theirs["name"])
-        side.save()
-    for env in (first, second):
-        got = ours.receive(env, known=True)
-        if isinstance(got, SeatRefused):  # the spec is made of these very hellos
-            raise ProtocolError(got.detail)
-        _record(side, env.raw)
-    if seat == 1:
-        await conn.send_envelope(second.raw)  # recorded (and fsynced) before it is sent
-    log(f"game {game.hex()[:16]}: {names[0]} (player 1) vs {names[1]} (player 2); replay {path}")
-    return side, theirs["name"]
-
-
-async def _claim_game_id(conn: Connection, ledger: GameLedger | None, me: Identity, game: bytes) -> None:
-    """Never sign two hellos for one game id (net/ledger.py says why)."""
-    if ledger is None:
-        return
-    try:
-        fresh = ledger.claim(me.public, game)
-    except LedgerError as e:
-        await conn.tell_error("the other side cannot record the game")
-        raise SessionError(str(e)) from None
-    if not fresh:
-        await conn.tell_error("that game id was used before: start a new game")
-        raise Refused(f"the peer starts a game with the id of one we already played ({game.hex()[:16]}); "
-                      "signing it again would make our key sign two histories of one game")
-
-
-def _check_hello(env: Envelope, game: bytes, seq: int, prev: bytes) -> None:
-    if env.type != "hello" or env.seq != seq or env.prev != prev or env.game != game:
-        raise ProtocolError(f"expected the hello as message {seq}, got {env.type} {env.seq}")
-
-
-async def _play(conn: Connection, agent: Agent, side: _Side, log: Callable[[str], None], told: _Teller) -> None:
+async def _play(conn: Connection, agent: Agent, side: Side, log: Callable[[str], None], told: _Teller) -> None:
     seat = side.seat
     me = seat.me
     assert me is not None
@@ -644,7 +211,7 @@ async def _play(conn: Connection, agent: Agent, side: _Side, log: Callable[[str]
                 return
 
 
-async def _send_own(conn: Connection, agent: Agent, side: _Side, log: Callable[[str], None], told: _Teller) -> bool:
+async def _send_own(conn: Connection, agent: Agent, side: Side, log: Callable[[str], None], told: _Teller) -> bool:
     """Make, record and send our due message; False when the game ended on our side (we resigned,
     or our flag fell and the peer's claim came)."""
     seat = side.seat
@@ -676,7 +243,7 @@ async def _send_own(conn: Connection, agent: Agent, side: _Side, log: Callable[[
     # if a power loss takes it before our next fsync, the peer holds the very same bytes and
     # sends them back on resume.  So it goes out first; everything we choose is durable
     # before it is sent.
-    _record(side, made.envelope.raw, sync=step.kind is not StepKind.ACK)
+    side.record(made.envelope.raw, sync=step.kind is not StepKind.ACK)
     await conn.send_envelope(made.envelope.raw)
     told(made.events)
     if step.kind is StepKind.ACTION:
@@ -697,7 +264,7 @@ async def _made(conn: Connection, seat: Seat, answer: Action | None) -> Outgoing
         raise SessionError(str(e)) from None
 
 
-async def _take_peers(conn: Connection, agent: Agent, side: _Side, kind: StepKind, timed: bool,
+async def _take_peers(conn: Connection, agent: Agent, side: Side, kind: StepKind, timed: bool,
                       log: Callable[[str], None], told: _Teller) -> bool:
     """Read, check and record the peer's due message; False when the game ended on our side (a
     claim of ours on time or by absence)."""
@@ -738,7 +305,7 @@ async def _take_peers(conn: Connection, agent: Agent, side: _Side, kind: StepKin
     return True
 
 
-def _start_prefetch(conn: Connection, agent: Agent, side: _Side) -> None:
+def _start_prefetch(conn: Connection, agent: Agent, side: Side) -> None:
     """If the next decision of the game is ours and certain, choose it now (a bot's, inline)."""
     if conn.nursery is None or agent.traits.blocking:
         return  # a person (or a program) at a prompt is asked when the time comes, not ahead of it
@@ -748,10 +315,10 @@ def _start_prefetch(conn: Connection, agent: Agent, side: _Side) -> None:
     # Chosen right away, before we wait for the acknowledgement: the peer checks,
     # records and acknowledges in its own process meanwhile, and its answer waits
     # in the socket.  (A thread would only add a hand-off and contend for the GIL.)
-    side.prefetch = _Prefetch(ask.ply, agent.choose(ask))
+    side.prefetch = Prefetch(ask.ply, agent.choose(ask))
 
 
-async def _accept(conn: Connection, side: _Side, raw: bytes, lag: float) -> tuple[SeatEvent, ...]:
+async def _accept(conn: Connection, side: Side, raw: bytes, lag: float) -> tuple[SeatEvent, ...]:
     """Have the seat take the peer's envelope and record it; on any flaw, tell the peer, keep the
     evidence, disconnect."""
     got = side.seat.receive(raw, trio.current_time(), lag, ours_ok=bool(side.resent))
@@ -766,7 +333,7 @@ async def _accept(conn: Connection, side: _Side, raw: bytes, lag: float) -> tupl
         raise PeerMisbehaved(got.reason)
     # Recorded now; made durable by the fsync of our next own record, which comes before
     # anything we send in answer (so before we acknowledge it).
-    _record(side, raw, sync=False)
+    side.record(raw, sync=False)
     return got.events
 
 
@@ -778,7 +345,7 @@ def lag_allowance(round_trips: list[float]) -> float:
     return min(MAX_LAG, ordered[len(ordered) // 2])
 
 
-async def _await_claim(conn: Connection, side: _Side, log: Callable[[str], None], told: _Teller) -> None:
+async def _await_claim(conn: Connection, side: Side, log: Callable[[str], None], told: _Teller) -> None:
     """After our own flag fell: the peer's claim (or resignation) is all that may come."""
     log("our clock ran out: waiting for the other side's claim on time")
     deadline = trio.current_time() + conn.timeouts.handshake + MAX_LAG
@@ -790,9 +357,9 @@ async def _await_claim(conn: Connection, side: _Side, log: Callable[[str], None]
         told(await _accept(conn, side, raw, 0.0))
 
 
-async def _record_final(conn: Connection, side: _Side, out: Outgoing, told: _Teller) -> None:
+async def _record_final(conn: Connection, side: Side, out: Outgoing, told: _Teller) -> None:
     """Record and (best effort) send the message that ends the game."""
-    _record(side, out.envelope.raw)
+    side.record(out.envelope.raw)
     with trio.move_on_after(2):
         try:
             await conn.send_envelope(out.envelope.raw)
@@ -801,7 +368,7 @@ async def _record_final(conn: Connection, side: _Side, out: Outgoing, told: _Tel
     told(out.events)
 
 
-async def _decide(conn: Connection, agent: Agent, side: _Side) -> Action | Resign | None:
+async def _decide(conn: Connection, agent: Agent, side: Side) -> Action | Resign | None:
     """Our player's decision (taken from a prefetch when one was made for it); None if a person's
     clock ran out at the prompt; :class:`PeerGone` if the connection breaks meanwhile."""
     seat = side.seat
@@ -837,7 +404,7 @@ async def _ask(conn: Connection, agent: Agent, seat: Seat, ask: Ask) -> Decision
     raise PeerGone("the other side has gone: the connection broke while you were deciding")
 
 
-def write_evidence(side: _Side, a: bytes, b: bytes) -> Path:
+def write_evidence(side: Side, a: bytes, b: bytes) -> Path:
     """Two different envelopes signed by one key for one sequence number, as a
     ``basilica-evidence/2`` proof next to the replay (a new file: never through a link)."""
     from ..replay.evidence import write_evidence as write_proof
@@ -855,7 +422,7 @@ def write_evidence(side: _Side, a: bytes, b: bytes) -> Path:
     raise SessionError(f"cannot write the evidence next to {side.writer.path}: too many evidence files")
 
 
-async def resume_exchange(conn: Connection, side: _Side, log: Callable[[str], None]) -> None:
+async def resume_exchange(conn: Connection, side: Side, log: Callable[[str], None]) -> None:
     """After reconnecting: say how many messages we hold, learn the peer's, resend what it lacks.
 
     Both replays are prefixes of one chain, so the side that holds more
@@ -889,77 +456,11 @@ async def resume_exchange(conn: Connection, side: _Side, log: Callable[[str], No
         await conn.send_envelope(raw)
 
 
-def side_from_replay(path: Path, manifests: dict[str, Manifest], me: Identity) -> tuple[_Side, int]:
-    """Rebuild a side from its replay (a torn tail is cut off first) and its sidecar.
-
-    The replay is walked into a live seat with our secrets from the sidecar: for a
-    hidden deal, fed the replay, it remakes our own deal steps and checks they are
-    the recorded ones, and can make the next ones exactly as before the break.
-    """
-    import json
-
-    from ..replay.file import ReplayError
-    from ..replay.walk import seat_for, spec_from_replay, walk
-
-    writer, replay = ReplayWriter.open_append(path)
-    sidecar = sidecar_path(path)
-    try:
-        data = json.loads(sidecar.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        data = {}
-    if not isinstance(data, dict):
-        data = {}
-    try:
-        spec = spec_from_replay(replay, manifests)
-        if spec.player_of(me.public) is None:
-            writer.close()
-            raise Refused(f"{path} is not a game of this identity ({me.name})")
-        secrets = _secrets_of(data)
-        if spec.shuffle == HIDDEN_DEAL and not secrets.deal:
-            # Without our deal secret the seat could not remake our deal steps: the file is
-            # checked as a verifier would, and only a finished game can be taken as it is.
-            verifier = seat_for(replay, manifests, views=False)
-            refused = walk(replay, verifier)
-            if refused is not None:
-                raise _record_error(replay, verifier, refused)
-            if not verifier.finished:
-                writer.close()
-                raise Refused(f"{sidecar} holds no deal secret for this game dealt by {HIDDEN_DEAL}: without it "
-                              "our next deal step, share or secret cannot be made, so the game cannot go on")
-            secrets = SeatSecrets(secrets.nonce, secrets.jester, b"")
-        ours = seat_for(replay, manifests, me, secrets)
-        refused = walk(replay, ours)
-        if refused is not None:
-            raise _record_error(replay, ours, refused)
-    except ReplayError:
-        writer.close()
-        raise
-    if ours.clocks is not None:
-        # After a break each clock goes on from its owner's last signed figure: the time
-        # the break took is nobody's thinking (docs/clocks.md).
-        ours.clocks.left = list(ours.referee.signed)
-    side = _Side(ours, writer, sidecar)
-    side.info = {k: v for k, v in data.items() if k not in ("format", "nonce", "jester", "deal_secret")}
-    assert ours.me is not None
-    return side, ours.me
 
 
-def _secrets_of(data: dict[str, Any]) -> SeatSecrets:
-    """Our secrets as the sidecar keeps them; what is missing or malformed is left out."""
-    def hexed(value: object, size: int | None = None) -> bytes:
-        try:
-            raw = bytes.fromhex(value) if isinstance(value, str) else b""
-        except ValueError:
-            return b""
-        return raw if size is None or len(raw) == size else b""
-
-    j = data.get("jester")
-    jester = (j[0], hexed(j[1])) if isinstance(j, list) and len(j) == 2 and isinstance(j[0], str) else None
-    return SeatSecrets(hexed(data.get("nonce")), jester, hexed(data.get("deal_secret"), 32))
-
-
-def _record_error(replay: Any, seat: Seat, refused: SeatRefused) -> Exception:
-    from ..replay.file import ReplayError
-
-    number = len(seat.records) + 1
-    return ReplayError(number, replay.offsets[number], refused.detail)
+__all__ = [
+    "BadHello", "Connection", "GameReport", "NoGameStarted", "PeerGone", "PeerMisbehaved", "PeerRefused",
+    "Refused", "SessionError", "Settings", "Side", "Timeouts", "Watch", "continue_game", "differences",
+    "forget_session", "hello_body", "lag_allowance", "play_one_game", "resume_exchange", "resume_hint",
+    "side_from_replay", "sidecar_path", "write_evidence", "write_private_json",
+]

@@ -10,7 +10,7 @@ from ..engine import Manifest
 from ..referee import END_TIME, Outcome, Referee
 from ..seat import Accepted, Refused, Seat
 from .file import ReplayError, ReplayFile, TornTail, read_replay
-from .walk import Visitor, known_manifests, seat_for, spec_from_replay, walk
+from .walk import Visitor, known_manifests, seat_for, walk
 
 
 @dataclass(frozen=True)
