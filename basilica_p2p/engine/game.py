@@ -9,6 +9,12 @@ action is checked against the legal list before anything is touched.
 
 Nothing here reads a clock, a file or the environment, and the only chance
 comes from the seed through :mod:`.rng`.
+
+Why one long module: the rules act on one mutable state, and each order's
+effect, the redeal, the scorings and the clean-up call into each other in
+the middle of an action; the pieces that stand alone (cells, components,
+the manifest, scoring areas, observation, notation, the hidden deal's
+vocabulary, the seed stream) live in their own modules beside it.
 """
 
 from __future__ import annotations
