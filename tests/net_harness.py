@@ -349,7 +349,11 @@ class ScriptedPeer:
         return format_action(self.bot.choose(observe(g, self.seat), legal))
 
     def honest_body(self, step: str) -> dict[str, Any]:
-        """What an honest client sends for ``step`` now (mirrors session._make)."""
+        """What an honest client sends for ``step`` now.
+
+        Written here independently of :class:`basilica_p2p.seat.Seat` on purpose: a scripted
+        peer that reused the seat could not catch a mistake the seat makes.
+        """
         ref = self.ref
         assert ref is not None
         g = ref.game

@@ -22,7 +22,7 @@ pytestmark = pytest.mark.xdist_group("terminal")
 
 
 def keys(p: Pane, *names: str) -> None:
-    subprocess.run([p.tmux, "send-keys", "-t", p.name, *names], check=True)
+    subprocess.run([*p.tmux, "send-keys", "-t", p.name, *names], check=True)
 
 
 def settled(p: Pane, timeout: float = 30.0) -> str:

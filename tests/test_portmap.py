@@ -1,4 +1,4 @@
-"""Port mapping (basilica_p2p/net/portmap.py) against a fake router on the loopback.
+"""Port mapping (basilica_p2p/net/portmap/) against a fake router on the loopback.
 
 The fake router speaks PCP and NAT-PMP on one UDP port and UPnP-IGD over
 HTTP (an SSDP responder too, at a unicast address): it encodes its answers

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from system_needs import require_command
 
-# One terminal server for the tests that drive tmux.
+# The terminal tests run one after another on one worker: each is a game in real time.
 pytestmark = pytest.mark.xdist_group("terminal")
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -28,15 +28,18 @@ def _tmux() -> str:
 
 class Pane:
     def __init__(self, tmux: str, name: str) -> None:
-        self.tmux, self.name = tmux, name
+        # A tmux server of its own (-L): with the shared default server, one test's last
+        # session ending stops the server while another's new-session is connecting to it.
+        self.tmux = [tmux, "-L", name]
+        self.name = name
 
     def text(self, escapes: bool = False) -> str:
-        args = [self.tmux, "capture-pane", "-p", "-J", "-t", self.name] + (["-e"] if escapes else [])
+        args = [*self.tmux, "capture-pane", "-p", "-J", "-t", self.name] + (["-e"] if escapes else [])
         return subprocess.run(args, capture_output=True, text=True, check=True).stdout
 
     def send(self, line: str) -> None:
-        subprocess.run([self.tmux, "send-keys", "-t", self.name, "-l", line], check=True)
-        subprocess.run([self.tmux, "send-keys", "-t", self.name, "Enter"], check=True)
+        subprocess.run([*self.tmux, "send-keys", "-t", self.name, "-l", line], check=True)
+        subprocess.run([*self.tmux, "send-keys", "-t", self.name, "Enter"], check=True)
 
     def wait(self, ready: Callable[[str], bool], what: str, timeout: float = 30.0) -> str:
         """Wait until ``ready`` holds for a screen that stayed the same for a moment."""
@@ -75,12 +78,12 @@ def pane(tmp_path: Path) -> Iterator[Callable[[list[str], dict[str, str]], Pane]
     def start(argv: list[str], env: dict[str, str]) -> Pane:
         cmd = " ".join(f"'{a}'" for a in argv) + "; echo EXIT=$?; sleep 600"
         full_env = [f"{k}={v}" for k, v in env.items()]
-        subprocess.run([tmux, "new-session", "-d", "-s", name, "-x", "80", "-y", "24",
+        subprocess.run([tmux, "-L", name, "new-session", "-d", "-s", name, "-x", "80", "-y", "24",
                         "env", *full_env, "sh", "-c", cmd], check=True)
         return Pane(tmux, name)
 
     yield start
-    subprocess.run([tmux, "kill-session", "-t", name], capture_output=True)
+    subprocess.run([tmux, "-L", name, "kill-server"], capture_output=True)
 
 
 @pytest.mark.parametrize(("no_color", "bot"), [(True, "greedy"), (False, "mcts:playouts=40")],
