@@ -77,6 +77,62 @@ class TimeControl:
         return cls(value[0], value[1])
 
 
+# Protocol 3 (network games): how long a side that has gone may take to come back, and a
+# decision may take when no clock bounds it (PROTOCOL.md §4c).  Generous: a person may step
+# away for a minute or think for several, but a loser cannot hold a game hostage.
+DEFAULT_WINDOW = 120
+DEFAULT_DECISION = 600
+MIN_LIMIT = 10  # seconds: less would claim a game over an ordinary network hiccup
+MAX_WINDOW = 60 * 60
+MAX_DECISION = 24 * 60 * 60
+
+
+@dataclass(frozen=True)
+class Limits:
+    """What both sides of a network game agree on for absences (protocol 3).
+
+    ``window``: seconds a side that has gone (crashed, lost its network) has to come back
+    before the other may claim the game.  ``decision``: seconds a decision may take in a game
+    without a clock, after which the other side may claim; 0 in a game with a clock, which
+    bounds every decision itself.
+    """
+
+    window: int = DEFAULT_WINDOW
+    decision: int = DEFAULT_DECISION
+
+    def __post_init__(self) -> None:
+        for name, value, low, top in (("window", self.window, MIN_LIMIT, MAX_WINDOW),
+                                      ("decision", self.decision, 0, MAX_DECISION)):
+            if not isinstance(value, int) or isinstance(value, bool):
+                raise TimeControlError(f"the {name} limit must be a whole number of seconds, not {str(value)[:20]!r}")
+            if not low <= value <= top:
+                raise TimeControlError(f"the {name} limit must be {low} to {top} s, not {value}")
+        if 0 < self.decision < MIN_LIMIT:
+            raise TimeControlError(f"the decision limit must be 0 (a clock bounds decisions) or {MIN_LIMIT} to "
+                                   f"{MAX_DECISION} s, not {self.decision}")
+
+    def __str__(self) -> str:
+        per = f"{self.decision} s per decision" if self.decision else "decisions bounded by the clock"
+        return f"{self.window} s to come back, {per}"
+
+    def to_wire(self) -> list[int]:
+        """The hello's ``limits`` field: ``[window, decision]`` in seconds."""
+        return [self.window, self.decision]
+
+    @classmethod
+    def from_wire(cls, value: object) -> Limits:
+        """The hello's or header's ``limits`` field: :class:`TimeControlError` unless well formed."""
+        if not (isinstance(value, list) and len(value) == 2):
+            raise TimeControlError("a limits field must be [window, decision]")
+        return cls(value[0], value[1])
+
+    def for_clock(self, clock: TimeControl | None) -> Limits:
+        """These limits as a game with ``clock`` plays them: a clock bounds decisions itself."""
+        if clock is not None:
+            return Limits(self.window, 0)
+        return self if self.decision else Limits(self.window, DEFAULT_DECISION)
+
+
 def format_seconds(seconds: float) -> str:
     """``14:05`` (minutes:seconds), ``1:02:03`` past an hour, ``0:09.4`` in the last ten seconds."""
     s = max(0.0, seconds)

@@ -18,7 +18,7 @@ from .describe import ORDER_TITLE, describe_action, describe_scoring
 from .engine import END_LAST_SCORING, END_STACK, Action, Observation
 from .engine import actions as A
 from .engine.observation import OrderFace
-from .referee import END_FORFEIT, END_TIME, Outcome
+from .referee import END_FAULT, END_FORFEIT, END_TIME, Outcome
 from .seat import (
     ClocksChanged,
     GameOver,
@@ -133,6 +133,8 @@ class Narrator:
 
     def _over(self, o: Outcome) -> list[Line]:
         names, seat = self.names, self.seat
+        if o.end == END_FAULT:
+            return [self._line(f"Game over: {fault_words(o, names, seat)}.", LineKind.RESULT)]
         if o.end == END_TIME and o.time is not None:
             return [self._line(out_of_time(o.time.loser, names, seat), LineKind.RESULT),
                     self._line(f"({o.time.figures(names)})", LineKind.DETAIL)]
@@ -152,6 +154,20 @@ class Narrator:
 
     def _line(self, text: str, kind: LineKind, slot: int = 0) -> Line:
         return Line(text, kind, self._turn, self._ply, slot)
+
+
+def fault_words(o: Outcome, names: tuple[str, str], reader: int | None = None) -> str:
+    """A game won by proof (protocol 3): who signed the message that broke the rules, where, why.
+
+    Every screen and report says it this way: the message is numbered as a replay file's record
+    (``basilica replay show`` counts the same), and the proof is that record's fault message.
+    """
+    winner = o.winner if o.winner is not None else 0
+    loser = 1 - winner
+    who = "you" if reader == loser else f"{names[loser]} (player {loser + 1})"
+    wins = "you win" if reader == winner else f"{names[winner]} wins"
+    at = f" at record {o.fault + 1}" if o.fault is not None else ""
+    return f"{who} signed a message that breaks the rules{at} ({o.reason}): {wins} by proof, kept in the replay"
 
 
 def slot_change(action: Action, before: Observation | None, after: Observation | None) -> str | None:

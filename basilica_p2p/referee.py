@@ -16,11 +16,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .clock import TimeClaim, TimeControl
+from .clock import Limits, TimeClaim, TimeControl
 from .engine import EngineError, Game, Manifest, Options, format_action, parse_action
 from .engine.actions import JESTER
 from .engine.rng import first_player
-from .wire import Envelope, ProtocolError, SHUFFLE_SCHEME, commitment, game_seed, jester_commitment
+from .wire import Envelope, ProtocolError, SHUFFLE_SCHEME, commitment, game_seed, jester_commitment, open_envelope
 from .wire.envelope import PROTOCOL_VERSION
 from .dealer import deal_id
 from .table import Table
@@ -30,11 +30,24 @@ SCHEMES = (SHUFFLE_SCHEME, HIDDEN_DEAL)
 
 END_FORFEIT = "forfeit"
 END_TIME = "time"  # won on time: a signed claim that the other side's clock ran out
+END_FAULT = "fault"  # won by proof: the other side signed a message that breaks the rules
 
 # Protocol 2 is protocol 1 plus a clock: the hellos and the header name the time
 # control, every decision carries its mover's remaining time, and a claim on time may
 # end the game (PROTOCOL.md §4a).  A game without a clock is protocol 1, byte for byte.
 CLOCK_PROTOCOL = 2
+# Protocol 3 is a network game: the hellos and the header name the limits both sides agreed
+# on for absences (a window to come back, a time per decision), with or without a clock, and
+# a side that receives a message breaking the rules may end the game with it as proof, a
+# `fault` (PROTOCOL.md §4c).  Games played in one process stay protocol 1 or 2.
+LIMITS_PROTOCOL = 3
+
+
+def protocol_of(clock: TimeControl | None, limits: Limits | None) -> int:
+    """The protocol version of a game with these settings."""
+    if limits is not None:
+        return LIMITS_PROTOCOL
+    return CLOCK_PROTOCOL if clock is not None else PROTOCOL_VERSION
 
 # The ``prev`` of a game's first envelope.  The chain cannot start at the
 # replay header: the host sends its hello before it knows the joiner's key,
@@ -54,10 +67,11 @@ class GameSpec:
     manifest: Manifest
     shuffle: str = SHUFFLE_SCHEME
     clock: TimeControl | None = None
+    limits: Limits | None = None  # protocol 3: a network game's agreed limits
 
     @property
     def protocol(self) -> int:
-        return PROTOCOL_VERSION if self.clock is None else CLOCK_PROTOCOL
+        return protocol_of(self.clock, self.limits)
 
     def player_of(self, key: bytes) -> int | None:
         if key == self.players[0]:
@@ -79,6 +93,7 @@ class Outcome:
     audit_note: str = ""  # why not, in words
     time: TimeClaim | None = None  # a game won on time: the claim's figures
     takebacks: tuple[int, int] = (0, 0)  # takebacks each player asked for (and the other signed)
+    fault: int | None = None  # a game won by proof: the seq of the message that broke the rules
 
 
 class Referee:
@@ -90,6 +105,8 @@ class Referee:
         if spec.shuffle not in SCHEMES:
             raise ProtocolError(f"shuffle scheme {spec.shuffle!r} is not supported (this client knows "
                                 f"{', '.join(SCHEMES)})")
+        if spec.limits is not None and (spec.clock is None) == (spec.limits.decision == 0):
+            raise ProtocolError("the limits' time per decision must be 0 with a clock, and only with one")
         self.spec = spec
         self._me = me
         self._deal_secret = deal_secret
@@ -118,6 +135,9 @@ class Referee:
         self._points: list[tuple[int, frozenset[int]]] = []
         self._takeback: tuple[int, int] | None = None
         self._takebacks = [0, 0]
+        # Every envelope taken, in order (protocol 3 only): a fault's proof is checked by
+        # feeding them again to a fresh referee, then the message it cites.
+        self._chain: list[Envelope] | None = [] if spec.limits is not None else None
 
     # --- reading the state -------------------------------------------------
 
@@ -197,6 +217,8 @@ class Referee:
         self._dispatch(env, sender)
         self.seq += 1
         self.prev = env.hash
+        if self._chain is not None:
+            self._chain.append(env)
 
     def _dispatch(self, env: Envelope, sender: int) -> None:
         where = f"seq {env.seq}"
@@ -205,6 +227,9 @@ class Referee:
             return
         if env.type == "timeout":
             self._timeout(env.body, sender, where)
+            return
+        if env.type == "fault":
+            self._fault(env, sender, where)
             return
         if env.type == "takeback" and self._step != "takeback":
             self._ask_takeback(env.body, sender, where)
@@ -280,6 +305,11 @@ class Referee:
             show = "none" if clock is None else f"{clock[0]}+{clock[1]}"
             raise ProtocolError(f"{where}: player {sender + 1}'s hello says clock {show}, "
                                 f"the game has {spec.clock or 'none'}")
+        limits = b.get("limits")
+        if limits != (spec.limits.to_wire() if spec.limits is not None else None):
+            show = "none" if limits is None else f"{limits[0]} s to come back, {limits[1]} s per decision"
+            raise ProtocolError(f"{where}: player {sender + 1}'s hello says limits {show}, "
+                                f"the game has {spec.limits or 'none'}")
         self._next("hello", "commit")
 
     def _reveal(self, b: dict, sender: int, key: bytes, where: str) -> None:  # type: ignore[type-arg]
@@ -514,6 +544,53 @@ class Referee:
                                audited=audited, audit_note="the game ended by forfeit before both deal secrets "
                                "were published" if audited is False else "",
                                takebacks=(self._takebacks[0], self._takebacks[1]))
+
+    # --- faults (protocol 3) ---------------------------------------------------
+
+    def _fault(self, env: Envelope, sender: int, where: str) -> None:
+        """The other player signed the message due here, and it breaks the rules: the cited
+        envelope is the proof, checked by feeding it, after everything before it, to a fresh
+        referee that must refuse it.  The fault takes that message's place and ends the game."""
+        spec = self.spec
+        if self._chain is None:
+            raise ProtocolError(f"{where}: a fault in a game of protocol {spec.protocol} (only protocol 3 has them)")
+        if self._step == "hello":
+            raise ProtocolError(f"{where}: a fault before both hellos")
+        loser = env.body["loser"] - 1
+        if loser == sender:
+            raise ProtocolError(f"{where}: a fault must name the other player")
+        try:
+            cited = open_envelope(env.body["message"])
+        except ProtocolError as e:
+            raise ProtocolError(f"{where}: the message the fault cites is not a valid envelope: {e}") from None
+        if cited.sender != spec.players[loser]:
+            raise ProtocolError(f"{where}: the message the fault cites is not signed by player {loser + 1}")
+        if cited.game != spec.game or cited.seq != env.seq or cited.prev != env.prev:
+            raise ProtocolError(f"{where}: the message the fault cites is not one for this place in the game")
+        if cited.type == "fault":
+            raise ProtocolError(f"{where}: a fault cannot cite a fault")
+        broken = self._breaks_rules(cited)
+        if broken is None:
+            raise ProtocolError(f"{where}: the message the fault cites breaks no rule")
+        g = self.game
+        self.outcome = Outcome((g.scores[0], g.scores[1]) if g else (0, 0), sender, END_FAULT,
+                               len(g.history) if g else 0, broken, claimed_by=sender,
+                               audited=None if self.table is None else False,
+                               audit_note="the game ended by a fault before both deal secrets were checked"
+                               if self.table is not None else "",
+                               takebacks=(self._takebacks[0], self._takebacks[1]), fault=env.seq)
+
+    def _breaks_rules(self, cited: Envelope) -> str | None:
+        """Why a fresh referee, fed this game so far, refuses ``cited``; None if it takes it."""
+        assert self._chain is not None
+        trial = Referee(self.spec)
+        for env in self._chain:
+            trial.feed(env)
+        try:
+            trial.feed(cited)
+        except ProtocolError as e:
+            return str(e)
+        return None
 
     # --- clocks (protocol 2) ---------------------------------------------------
 

@@ -50,6 +50,7 @@ from basilica_p2p.net.session import (
     play_one_game,
 )
 from basilica_p2p.referee import GENESIS, GameSpec, Referee
+from basilica_p2p.replay.file import read_replay
 from basilica_p2p.replay.verify import Verdict, verify_file
 from basilica_p2p.wire import (
     SHUFFLE_SCHEME,
@@ -300,9 +301,11 @@ class ScriptedPeer:
     # -- the game --
 
     def hello_for(self, **overrides: Any) -> dict[str, Any]:
+        """Our honest hello with ``overrides``; the fields after the schema's stay in their order."""
         body = hello_body(self.me, self.settings)
         body.update(overrides)
-        return body
+        tail = [k for k in ("clock", "limits") if k in body]
+        return {**{k: v for k, v in body.items() if k not in tail}, **{k: body[k] for k in tail}}
 
     async def hello(self, game: bytes | None = None, **overrides: Any) -> None:
         """The handshake, honestly (``overrides`` change fields of our hello)."""
@@ -318,7 +321,7 @@ class ScriptedPeer:
             second = seal(self.me.key, game, 1, first.hash, "hello", mine)
         names = (first.body["name"], second.body["name"])
         spec = GameSpec(game, (first.sender, second.sender), names, self.settings.options, self.settings.manifest,
-                        self.settings.shuffle, self.settings.clock)
+                        self.settings.shuffle, self.settings.clock, self.settings.agreed_limits())
         hidden = self.settings.shuffle != SHUFFLE_SCHEME
         self.ref = Referee(spec, self.seat, self.deal_secret) if hidden else Referee(spec)
         for env in (first, second):
@@ -558,6 +561,24 @@ async def run_against(
         raise AssertionError(f"hang: after {limit:g} s the honest side had neither returned nor raised "
                              f"(error so far: {run.error!r})")
     return run
+
+
+def faulted(run: Run, *words: str) -> str:
+    """The honest side ended the game with a fault citing the peer's last bad message: it won,
+    its replay verifies and names the rule broken, and the peer was told."""
+    assert run.error is None, f"expected a finished game, got {run.error!r}"
+    assert run.report is not None and run.report.outcome.end == "fault"
+    assert run.report.outcome.winner == 1 - run.peer.seat
+    v = verify_file(run.replay)
+    assert v.ok, v.error
+    summary = v.summary()
+    assert "signed a message that breaks the rules at record" in summary, summary
+    for w in words:
+        assert w in summary, f"{w!r} not in {summary!r}"
+    last = open_envelope(read_replay(run.replay).records[-1])
+    assert last.type == "fault" and last.body["message"] == run.peer.bad[-1]
+    assert any("recorded as your loss" in e for e in run.peer.errors), run.peer.errors
+    return summary
 
 
 def valid_prefix(run: Run, records: int | None = None) -> Verdict:

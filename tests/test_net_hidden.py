@@ -31,7 +31,7 @@ from basilica_p2p.referee import HIDDEN_DEAL
 from basilica_p2p.replay.verify import verify_file
 from basilica_p2p.wire import SHUFFLE_SCHEME, open_envelope
 
-from net_harness import ALICE, BOB, FAST, Fault, Run, ScriptedPeer, host_and_join, run_against, settings
+from net_harness import ALICE, BOB, FAST, Fault, Run, ScriptedPeer, faulted, host_and_join, run_against, settings
 
 HIDDEN = settings(shuffle=HIDDEN_DEAL)
 
@@ -98,7 +98,9 @@ async def test_a_shuffle_mismatch_is_refused_in_one_line_on_both_sides(tmp_path:
 
 
 @pytest.mark.trio
-async def test_a_false_share_is_refused_as_misbehaviour_naming_it(tmp_path: Path) -> None:
+async def test_a_false_share_ends_the_game_with_it_as_proof(tmp_path: Path) -> None:
+    """Issue 20, item 3: the false share is kept, whole, in the honest side's fault, and the
+    replay verifies as a win naming the share that did not match its commitment."""
     async def script(p: ScriptedPeer) -> None:
         await p.hello()
         step = await p.play(stop=lambda peer, step: step == "shares")
@@ -110,13 +112,8 @@ async def test_a_false_share_is_refused_as_misbehaviour_naming_it(tmp_path: Path
         await p.drain()
 
     run = await run_against(script, tmp_path, honest_settings=HIDDEN, honest_seat=0)
-    assert isinstance(run.error, PeerMisbehaved), repr(run.error)
-    message = str(run.error)
-    assert "\n" not in message and "share" in message and "player 2" in message, message
-    assert any("share" in e for e in run.peer.errors), run.peer.errors  # the peer was told why
-    data = run.replay.read_bytes()
-    assert run.peer.bad[0] not in data, "the false share was recorded"
-    assert not verify_file(run.replay).ok  # a valid prefix: the game is not over
+    summary = faulted(run, "share", "does not match its key commitment")
+    assert "bob (player 2)" in summary
 
 
 async def withholding(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, stop: Any) -> Run:

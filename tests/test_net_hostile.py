@@ -1,7 +1,11 @@
 """A hostile peer, one misbehaviour per test, against the real session code.
 
 Each test plays honestly for a while through the scripted peer of
-tests/net_harness.py, then does one forbidden thing.  The honest side must
+tests/net_harness.py, then does one forbidden thing.  A well-signed message,
+due at its place in the chain, that breaks the rules ends the game with a
+`fault` citing it (PROTOCOL.md §4c): the honest side wins with the proof in
+its replay, which verifies.  Anything else (bytes that are no message, a
+stranger's signature, a message for another place) makes the honest side
 stop with PeerMisbehaved (PeerGone for a closed stream) whose message says
 what the peer did, tell the peer why, and keep a replay that is still a
 valid prefix of the game (``verify_file``: ok=False, "incomplete game",
@@ -31,6 +35,7 @@ from net_harness import (
     Run,
     ScriptedPeer,
     at_step,
+    faulted,
     frame_bytes,
     holds_none_of,
     run_against,
@@ -268,8 +273,7 @@ async def test_action_out_of_turn(tmp_path: Path) -> None:
         await p.drain()
 
     run = await run_against(script, tmp_path, honest_seat=0)
-    message = refused(run, "action", records=seq_of(run))
-    assert "expected the acknowledgement" in message
+    faulted(run, "expected the acknowledgement")
 
 
 async def test_action_instead_of_our_result(tmp_path: Path) -> None:
@@ -277,7 +281,7 @@ async def test_action_instead_of_our_result(tmp_path: Path) -> None:
         await p.send_env(p.forge("result", {"scores": [0, 0], "state": bytes(32), "end": "stack"}), bad=True)
 
     run = await misbehave_at(tmp_path, "action", act)
-    refused(run, "result", records=seq_of(run))
+    faulted(run, "got result")
 
 
 async def test_illegal_action(tmp_path: Path) -> None:
@@ -287,7 +291,7 @@ async def test_illegal_action(tmp_path: Path) -> None:
         await p.send_env(p.forge("action", {"ply": len(g.history), "action": p.illegal_action()}), bad=True)
 
     run = await misbehave_at(tmp_path, "action", act)
-    refused(run, "not legal", records=seq_of(run))
+    faulted(run, "not legal")
 
 
 async def test_unparseable_action(tmp_path: Path) -> None:
@@ -297,7 +301,7 @@ async def test_unparseable_action(tmp_path: Path) -> None:
         await p.send_env(p.forge("action", {"ply": len(g.history), "action": "castle kingside"}), bad=True)
 
     run = await misbehave_at(tmp_path, "action", act)
-    refused(run, "castle kingside", records=seq_of(run))
+    faulted(run, "castle kingside")
 
 
 async def test_action_for_the_wrong_ply(tmp_path: Path) -> None:
@@ -307,7 +311,7 @@ async def test_action_for_the_wrong_ply(tmp_path: Path) -> None:
         await p.send_env(p.forge("action", body), bad=True)
 
     run = await misbehave_at(tmp_path, "action", act)
-    refused(run, "ply", records=seq_of(run))
+    faulted(run, "ply")
 
 
 async def test_ack_with_a_wrong_state_hash(tmp_path: Path) -> None:
@@ -317,7 +321,7 @@ async def test_ack_with_a_wrong_state_hash(tmp_path: Path) -> None:
         await p.send_env(p.forge("ack", body), bad=True)
 
     run = await misbehave_at(tmp_path, "ack", act)
-    refused(run, "divergence", records=seq_of(run))
+    faulted(run, "divergence")
 
 
 async def test_wrong_signed_result(tmp_path: Path) -> None:
@@ -328,7 +332,7 @@ async def test_wrong_signed_result(tmp_path: Path) -> None:
 
     # the peer is player 2 and signs the result second, after the honest side's
     run = await misbehave_at(tmp_path, "result", act, after=0)
-    refused(run, "result", records=seq_of(run))
+    faulted(run, "signed result differs")
 
 
 async def test_equivocation_writes_evidence(tmp_path: Path) -> None:
@@ -378,7 +382,7 @@ async def test_copied_commitment(tmp_path: Path) -> None:
         await p.send_env(p.forge("commit", {"commitment": theirs}), bad=True)
 
     run = await misbehave_at(tmp_path, "commit", act, honest_seat=0, after=0)
-    refused(run, "copied", records=3)
+    faulted(run, "copied")
 
 
 @pytest.mark.parametrize("honest_seat", [0, 1], ids=["peer-is-player-2", "peer-is-player-1"])

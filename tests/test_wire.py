@@ -453,7 +453,7 @@ def test_every_body_schema_refuses_reordered_extra_missing_and_mistyped_fields(t
                "nonce": bytes(32), "ply": 0, "action": "V1:b3", "state": bytes(32), "salt": bytes(32),
                "scores": [1, 2], "end": "stack", "loser": 1, "reason": "r",
                "decks": [{"deck": "faces", "cards": [bytes(32)]}], "shares": [["faces", 0, bytes(32)]],
-               "secret": bytes(32), "left": 1000, "waited": 1200, "to": 3}
+               "secret": bytes(32), "left": 1000, "waited": 1200, "to": 3, "message": bytes(40)}
     body = {n: samples[n] for n in names}
     open_envelope(signed(payload_map(type=type_, body=body)))  # the sample body is valid
     refused(signed(payload_map(type=type_, body={**body, "zzz": 1})), "unknown")
@@ -465,7 +465,9 @@ def test_every_body_schema_refuses_reordered_extra_missing_and_mistyped_fields(t
         refused(signed(payload_map(type=type_, body={**body, n: wrong})), n)
         if isinstance(body[n], int) and not isinstance(body[n], bool):
             refused(signed(payload_map(type=type_, body={**body, n: True})), n)
-        if isinstance(body[n], bytes):
+        if n == "message":  # a whole envelope, of any length but none
+            refused(signed(payload_map(type=type_, body={**body, n: b""})), n)
+        elif isinstance(body[n], bytes):
             refused(signed(payload_map(type=type_, body={**body, n: body[n][:31]})), n)
 
 

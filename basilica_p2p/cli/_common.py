@@ -161,6 +161,10 @@ def _report_games(reports, me_name: str) -> None:  # type: ignore[no-untyped-def
             loser = me_name if o.winner != r.seat else r.peer
             why = f" ({printable(loser, 64)}: {printable(o.reason, 200)})" if o.reason else ""
             what = ("you won by forfeit" if o.winner == r.seat else "you forfeited") + why
+        elif o.end == "fault":  # won by proof (referee.END_FAULT)
+            from ..narration import fault_words
+
+            what = fault_words(o, (names[0], names[1]), r.seat)
         elif o.end == "time":
             what = "you won on time" if o.winner == r.seat else f"{r.peer} won on time (your clock ran out)"
         elif o.winner is None:

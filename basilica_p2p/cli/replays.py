@@ -170,6 +170,10 @@ def replay_show(
     elif o.end == "forfeit":
         loser = 1 - (o.winner or 0)
         typer.echo(f"{names[loser]} (player {loser + 1}) forfeited: {o.reason}")
+    elif o.end == "fault":  # won by proof (referee.END_FAULT)
+        from ..narration import fault_words
+
+        typer.echo(fault_words(o, (names[0], names[1])))
     elif o.end == "time" and o.winner is not None:
         typer.echo(f"{names[o.winner]} (player {o.winner + 1}) won on time: {names[1 - o.winner]}'s clock ran out "
                    f"({names[0]} {o.scores[0]} - {o.scores[1]} {names[1]} on the board)")

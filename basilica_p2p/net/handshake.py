@@ -17,7 +17,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from ..clock import TimeControl, TimeControlError
+from ..clock import Limits, TimeControl, TimeControlError
 from ..engine import Manifest, Options
 from ..identity import Identity, fingerprint
 from ..names import shown
@@ -45,10 +45,18 @@ class Settings:
     # and commit-reveal-v1 is played only when both sides ask for it (a hello field).
     shuffle: str = HIDDEN_DEAL
     clock: TimeControl | None = None  # both sides must ask for the same one (protocol 2)
+    # The window to come back and the time per decision (protocol 3); None: the defaults for
+    # player 1, the host's for player 2, which takes them as it takes the clock.
+    limits: Limits | None = None
+
+    def agreed_limits(self) -> Limits:
+        """The limits this side's hello names: its own (or the defaults), as its clock plays them."""
+        return (self.limits or Limits()).for_clock(self.clock)
 
 
 def hello_body(me: Identity, settings: Settings) -> dict[str, Any]:
-    return seat_hello_body(me.name, settings.options, settings.manifest, settings.shuffle, settings.clock)
+    return seat_hello_body(me.name, settings.options, settings.manifest, settings.shuffle, settings.clock,
+                           settings.agreed_limits())
 
 
 def differences(ours: dict[str, Any], theirs: dict[str, Any]) -> list[str]:
@@ -62,17 +70,26 @@ def differences(ours: dict[str, Any], theirs: dict[str, Any]) -> list[str]:
 
     out = []
     clocks = ("clock", "clock (--clock)")
+    limits = ("limits", "limits (--window, --move-time)")
     if ours.get("clock") != theirs.get("clock"):
         # A hello with a clock is protocol 2: say what differs, not the version it implies.
         ours, theirs = ({**h, "protocol": 0, "clock": _clock_words(h.get("clock"))} for h in (ours, theirs))
+    if ours.get("limits") != theirs.get("limits"):
+        ours, theirs = ({**h, "limits": _limits_words(h.get("limits"))} for h in (ours, theirs))
     for key, label in (("protocol", "protocol version"), ("ruleset", "ruleset"), ("festum", "festum expansion"),
                        ("removal", "festum removal of 6 tiles"), ("manifest", "manifest"),
-                       ("shuffle", "shuffle scheme"), clocks):
+                       ("shuffle", "shuffle scheme"), clocks, limits):
         a, b = ours.get(key), theirs.get(key)
         if a != b:
             out.append(f"{label}: {printable(ours['name'], 64)} has {show(a)}, "
                        f"{printable(theirs['name'], 64)} has {show(b)}")
     return out
+
+
+def _limits_words(limits: Any) -> str:
+    if isinstance(limits, list) and len(limits) == 2:
+        return f"{limits[0]} s to come back and {limits[1] or 'the clock'}{' s' if limits[1] else ''} per decision"
+    return "none (an older client)"
 
 
 def _clock_words(clock: Any) -> str:
@@ -102,15 +119,11 @@ async def handshake(
             _check_hello(first, first.game, 0, GENESIS)
             theirs = first.body
             game = first.game
-            if settings.clock is None and "clock" in theirs:
-                # The clock is the host's to set (--clock): player 2 without one takes it.
-                try:
-                    settings = replace(settings, clock=TimeControl.from_wire(theirs["clock"]))
-                except TimeControlError as e:
-                    await conn.tell_error(f"bad clock in the hello: {e}")
-                    raise BadHello(f"the peer's hello asks for an impossible clock: {e}") from None
-                mine = hello_body(me, settings)
-                log(f"clocks: {settings.clock} (minutes each, plus seconds per decision), as the host set them")
+            took = await _take_hosts_settings(conn, settings, theirs)
+            if took != settings:
+                settings, mine = took, hello_body(me, took)
+                if took.clock is not None:
+                    log(f"clocks: {took.clock} (minutes each, plus seconds per decision), as the host set them")
     except PeerTimeout:
         raise PeerGone(f"no hello within {conn.timeouts.handshake:g} s") from None
     except PeerMisbehaved as e:
@@ -158,15 +171,13 @@ async def handshake(
         second = seal(me.key, game, 1, first.hash, "hello", mine)
     names = (first.body["name"], second.body["name"])
     spec = GameSpec(game, (first.sender, second.sender), names, settings.options, settings.manifest,
-                    settings.shuffle, settings.clock)
+                    settings.shuffle, settings.clock, settings.agreed_limits())
     # A hidden deal's secret is drawn now, by the seat, and written to the session file below
     # before the replay holds anything: every deal step and share of ours is a function of it,
     # so a resume must find the same one.
     secrets = SeatSecrets(deal=os.urandom(32)) if settings.shuffle == HIDDEN_DEAL else SeatSecrets()
     ours = Seat(spec, me, entropy=os.urandom, secrets=secrets)
-    header = Header(settings.options.ruleset.value, settings.options.festum, settings.options.festum_removal,
-                    bytes.fromhex(settings.manifest.hash), game, ((first.sender, names[0]), (second.sender, names[1])),
-                    protocol=spec.protocol, shuffle=settings.shuffle, clock=settings.clock)
+    header = Header.of(spec)
     path = replay_dir / f"{game.hex()[:16]}-{'p1' if seat == 0 else 'p2'}.replay"
     if path.exists():
         await conn.tell_error("that game id is already taken")
@@ -190,8 +201,23 @@ async def handshake(
         side.record(env.raw)
     if seat == 1:
         await conn.send_envelope(second.raw)  # recorded (and fsynced) before it is sent
-    log(f"game {game.hex()[:16]}: {names[0]} (player 1) vs {names[1]} (player 2); replay {path}")
+    log(f"game {game.hex()[:16]}: {names[0]} (player 1) vs {names[1]} (player 2); {spec.limits}; replay {path}")
     return side, theirs["name"]
+
+
+async def _take_hosts_settings(conn: Connection, settings: Settings, theirs: dict[str, Any]) -> Settings:
+    """Player 2 takes the host's clock (--clock) and limits (--window, --move-time) when it asked for none."""
+    what = "an impossible clock"
+    try:
+        if settings.clock is None and "clock" in theirs:
+            settings = replace(settings, clock=TimeControl.from_wire(theirs["clock"]))
+        what = "impossible limits"
+        if settings.limits is None and "limits" in theirs:
+            settings = replace(settings, limits=Limits.from_wire(theirs["limits"]))
+    except TimeControlError as e:
+        await conn.tell_error(f"bad hello: {what}: {e}")
+        raise BadHello(f"the peer's hello asks for {what}: {e}") from None
+    return settings
 
 
 async def _claim_game_id(conn: Connection, ledger: GameLedger | None, me: Identity, game: bytes) -> None:

@@ -322,6 +322,12 @@ async def _accept(conn: Connection, side: Side, raw: bytes, lag: float) -> tuple
     """Have the seat take the peer's envelope and record it; on any flaw, tell the peer, keep the
     evidence, disconnect."""
     got = side.seat.receive(raw, trio.current_time(), lag, ours_ok=bool(side.resent))
+    if isinstance(got, SeatRefused) and got.citable:
+        fault = _fault(side.seat, got.citable)
+        if fault is not None:
+            # Signed proof that the peer broke the rules: the game ends here, won by it.
+            await conn.tell_error(f"{got.notice}: the game is recorded as your loss, with that message as proof")
+            return await _record_final(conn, side, fault)
     if isinstance(got, SeatRefused):
         await conn.tell_error(got.notice)
         if got.kind is Refusal.EQUIVOCATION:
@@ -335,6 +341,14 @@ async def _accept(conn: Connection, side: Side, raw: bytes, lag: float) -> tuple
     # anything we send in answer (so before we acknowledge it).
     side.record(raw, sync=False)
     return got.events
+
+
+def _fault(seat: Seat, cited: bytes) -> Outgoing | None:
+    """Our fault citing ``cited``; None if our own referee will not take it (then we only stop)."""
+    try:
+        return seat.claim_fault(cited)
+    except OwnMessageRefused:
+        return None
 
 
 def lag_allowance(round_trips: list[float]) -> float:
@@ -357,15 +371,17 @@ async def _await_claim(conn: Connection, side: Side, log: Callable[[str], None],
         told(await _accept(conn, side, raw, 0.0))
 
 
-async def _record_final(conn: Connection, side: Side, out: Outgoing, told: _Teller) -> None:
-    """Record and (best effort) send the message that ends the game."""
+async def _record_final(conn: Connection, side: Side, out: Outgoing, told: _Teller | None = None) -> tuple[SeatEvent, ...]:
+    """Record and (best effort) send the message that ends the game; its events, told if ``told``."""
     side.record(out.envelope.raw)
     with trio.move_on_after(2):
         try:
             await conn.send_envelope(out.envelope.raw)
         except (PeerClosed, PeerGone):
             pass  # recorded and signed; the peer learns it on resume or from its own replay
-    told(out.events)
+    if told is not None:
+        told(out.events)
+    return out.events
 
 
 async def _decide(conn: Connection, agent: Agent, side: Side) -> Action | Resign | None:

@@ -23,12 +23,15 @@ import struct
 import zlib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..clock import TimeControl, TimeControlError
+from ..clock import Limits, TimeControl, TimeControlError
 from ..safefile import sync_directory
 from ..wire import MAX_MESSAGE, ProtocolError, SHUFFLE_SCHEME, decode, encode
 from ..wire.text import is_text
+
+if TYPE_CHECKING:
+    from ..referee import GameSpec
 
 MAGIC = b"BASILREP"
 FORMAT_VERSION = 1
@@ -60,7 +63,16 @@ class Header:
     players: tuple[tuple[bytes, str], tuple[bytes, str]]  # (public key, name) of player 1 and 2
     protocol: int = 1
     shuffle: str = SHUFFLE_SCHEME
-    clock: TimeControl | None = None  # protocol 2: the game's time control, as both hellos say
+    clock: TimeControl | None = None  # protocol 2 (or 3): the game's time control, as both hellos say
+    limits: Limits | None = None  # protocol 3: a network game's agreed limits, as both hellos say
+
+    @classmethod
+    def of(cls, spec: GameSpec) -> Header:
+        """The header of a game: its spec, field by field (the protocol follows from its settings)."""
+        o = spec.options
+        return cls(o.ruleset.value, o.festum, o.festum_removal, bytes.fromhex(spec.manifest.hash), spec.game,
+                   ((spec.players[0], spec.names[0]), (spec.players[1], spec.names[1])), spec.protocol,
+                   spec.shuffle, spec.clock, spec.limits)
 
     def to_map(self) -> dict[str, Any]:
         out = {
@@ -70,6 +82,8 @@ class Header:
         }
         if self.clock is not None:
             out["clock"] = self.clock.to_wire()
+        if self.limits is not None:
+            out["limits"] = self.limits.to_wire()
         return out
 
     def encode(self) -> bytes:
@@ -78,7 +92,8 @@ class Header:
     @classmethod
     def decode(cls, data: bytes) -> Header:
         m = decode(data)
-        if not isinstance(m, dict) or tuple(m) not in (HEADER_FIELDS, HEADER_FIELDS + ("clock",)):
+        tails = ((), ("clock",), ("limits",), ("clock", "limits"))
+        if not isinstance(m, dict) or tuple(m) not in tuple(HEADER_FIELDS + t for t in tails):
             raise ProtocolError("the header does not have the fields " + ", ".join(HEADER_FIELDS) + " in order")
         if type(m["format"]) is not int or m["format"] != FORMAT_VERSION:
             raise ProtocolError(f"replay format {m['format']!r} is not supported (this client reads {FORMAT_VERSION})")
@@ -94,18 +109,26 @@ class Header:
         )
         if not ok:
             raise ProtocolError("the header has a field of the wrong type")
-        # Protocol 2 is a game with a clock, and only its header names one (PROTOCOL.md §9).
-        if ("clock" in m) != (m["protocol"] == 2):
-            raise ProtocolError("the header's clock field goes with protocol 2, and only with it")
-        clock = None
+        # Protocol 2 is a game with a clock, protocol 3 a network game, with or without one;
+        # only their headers name a clock, and only protocol 3's names limits (PROTOCOL.md §9).
+        if "limits" in m and m["protocol"] != 3 or "limits" not in m and m["protocol"] == 3:
+            raise ProtocolError("the header's limits field goes with protocol 3, and only with it")
+        if "clock" in m and m["protocol"] == 1 or "clock" not in m and m["protocol"] == 2:
+            raise ProtocolError("the header's clock field goes with protocol 2 or 3, and only with them")
+        clock = limits = None
         if "clock" in m:
             try:
                 clock = TimeControl.from_wire(m["clock"])
             except TimeControlError as e:
                 raise ProtocolError(f"the header's clock: {e}") from None
+        if "limits" in m:
+            try:
+                limits = Limits.from_wire(m["limits"])
+            except TimeControlError as e:
+                raise ProtocolError(f"the header's limits: {e}") from None
         players = ((m["players"][0][0], m["players"][0][1]), (m["players"][1][0], m["players"][1][1]))
         return cls(m["ruleset"], m["festum"], m["removal"], m["manifest"], m["game"], players, m["protocol"],
-                   m["shuffle"], clock)
+                   m["shuffle"], clock, limits)
 
 
 @dataclass(frozen=True)

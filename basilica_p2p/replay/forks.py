@@ -65,9 +65,11 @@ class Fork:
         }
 
     def evidence(self) -> bytes:
-        """A self-contained proof against the first key that signed both (``verify --evidence``)."""
+        """A self-contained proof against the first key that signed both (``verify --evidence``).
+        Where the key's signature on a branch is a message a fault cites, that message stands in
+        the run for the fault's record (same place: same seq and prev)."""
         s = self.signed_both[0]
-        a, b = self.a.chain[self.seq:s.a + 1], self.b.chain[self.seq:s.b + 1]
+        a, b = _run(self.a, self.seq, s.a, s.key), _run(self.b, self.seq, s.b, s.key)
         hello = None
         if s.seat is not None and s.seat < len(self.a.chain) and self.a.signers[s.seat] == s.key:
             hello = self.a.chain[s.seat]  # seq 0 is player 1's hello, seq 1 player 2's
@@ -77,7 +79,19 @@ class Fork:
 def _type(v: Verdict, seq: int) -> str:
     from ..wire import open_envelope
 
-    return open_envelope(v.chain[seq]).type
+    kind = open_envelope(v.chain[seq]).type
+    cited = dict(v.cited).get(seq)
+    return f"the {open_envelope(cited).type} its fault cites" if cited is not None and kind == "fault" else kind
+
+
+def _run(v: Verdict, start: int, end: int, key: bytes) -> list[bytes]:
+    from ..wire import open_envelope
+
+    run = list(v.chain[start:end + 1])
+    cited = dict(v.cited).get(end)
+    if cited is not None and open_envelope(run[-1]).sender != key:
+        run[-1] = cited
+    return run
 
 
 def _parting(a: tuple[bytes, ...], b: tuple[bytes, ...]) -> int | None:
@@ -88,10 +102,17 @@ def _parting(a: tuple[bytes, ...], b: tuple[bytes, ...]) -> int | None:
     return None
 
 
-def _first_by(signers: tuple[bytes, ...], start: int) -> dict[bytes, int]:
+def _first_by(v: Verdict, start: int) -> dict[bytes, int]:
+    """Each key's first record at or after ``start``, counting a message a fault cites as signed at
+    the fault's place by its own signer."""
+    from ..wire import open_envelope
+
+    cited = {seq: open_envelope(raw).sender for seq, raw in v.cited}
     first: dict[bytes, int] = {}
-    for i in range(start, len(signers)):
-        first.setdefault(signers[i], i)
+    for i in range(start, len(v.signers)):
+        if i in cited:
+            first.setdefault(cited[i], i)
+        first.setdefault(v.signers[i], i)
     return first
 
 
@@ -138,7 +159,7 @@ def find_forks(verdicts: list[Verdict]) -> list[Fork]:
         seq = _parting(a.chain, b.chain)
         if seq is None:
             continue
-        on_a, on_b = _first_by(a.signers, seq), _first_by(b.signers, seq)
+        on_a, on_b = _first_by(a, seq), _first_by(b, seq)
         both = []
         for key in sorted(on_a.keys() & on_b.keys()):
             seat = a.keys.index(key) if key in a.keys else None

@@ -29,7 +29,8 @@ from ..describe import ORDER_TITLE, describe_action, describe_shuffle
 from ..engine import (Game, Manifest, Observation, OrderFace, ScoredBoard, ScoringResult, TileSpec, VaultFace,
                       describe_pending, format_action, format_cell, observe)
 from ..engine.components import COLOR_LETTER, COLOR_NAME, RANK_LETTER, RANK_NAME, color_count, format_colors
-from ..referee import END_TIME, GameSpec
+from ..narration import fault_words
+from ..referee import END_FAULT, END_TIME, GameSpec
 from ..seat import Accepted, GameStarted, MoveApplied, Scored, Seat, TakenBack
 from .verify import verify_file
 from .walk import Visitor, known_manifests
@@ -156,6 +157,8 @@ def _result_text(outcome: Any, names: tuple[str, str]) -> str:
         winner = 1 - outcome.time.loser
         # Signed by the winner alone, with its own figures and the loser's last signed one.
         return f"{names[winner]} claims a win on time, signed by {names[winner]}: {outcome.time.words(names)}; {s}"
+    if outcome.end == END_FAULT:
+        return f"{fault_words(outcome, names)}; {s}"
     if outcome.end == "forfeit":
         loser = 1 - (outcome.winner or 0)
         if outcome.claimed_by == loser:
@@ -228,7 +231,7 @@ def build_viewer_data(path: Path, manifests: dict[str, Manifest] | None = None) 
     spec, o, names = steps.spec, verdict.outcome, steps.names
     options = spec.options
     steps_data = steps.steps
-    if steps_data and o.end in ("forfeit", END_TIME):
+    if steps_data and o.end in ("forfeit", END_TIME, END_FAULT):
         steps_data[-1]["next"] = f"the game ends here: {_result_text(o, names)}"
     return {
         "format": VIEWER_FORMAT,

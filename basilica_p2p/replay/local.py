@@ -22,7 +22,7 @@ from ..agent import Agent, Resign, TakeBack, as_agent
 from ..clock import TimeClaim, TimeControl
 from ..engine import Game, Manifest, Options
 from ..identity import Identity
-from ..referee import HIDDEN_DEAL, GameSpec, Outcome
+from ..referee import HIDDEN_DEAL, GameSpec, Outcome, protocol_of
 from ..seat import (
     ClocksChanged,
     Late,
@@ -35,17 +35,13 @@ from ..seat import (
     StepKind,
 )
 from ..wire import SHUFFLE_SCHEME, new_nonce
-from ..wire.envelope import PROTOCOL_VERSION
 from .file import Header, ReplayWriter
-
-CLOCK_PROTOCOL = 2
-
 
 def make_header(game: bytes, players: tuple[Identity, Identity], options: Options, manifest: Manifest,
                 shuffle: str = SHUFFLE_SCHEME, clock: TimeControl | None = None) -> Header:
     return Header(options.ruleset.value, options.festum, options.festum_removal, bytes.fromhex(manifest.hash), game,
                   ((players[0].public, players[0].name), (players[1].public, players[1].name)),
-                  protocol=PROTOCOL_VERSION if clock is None else CLOCK_PROTOCOL, shuffle=shuffle, clock=clock)
+                  protocol=protocol_of(clock, None), shuffle=shuffle, clock=clock)
 
 
 @dataclass(frozen=True)

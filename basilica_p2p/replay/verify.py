@@ -7,7 +7,8 @@ from pathlib import Path
 from typing import Any
 
 from ..engine import Manifest
-from ..referee import END_TIME, Outcome, Referee
+from ..narration import fault_words
+from ..referee import END_FAULT, END_TIME, Outcome, Referee
 from ..seat import Accepted, Refused, Seat
 from .file import ReplayError, ReplayFile, TornTail, read_replay
 from .walk import Visitor, known_manifests, seat_for, walk
@@ -31,6 +32,9 @@ class Verdict:
     keys: tuple[bytes, bytes] = field(default=(b"", b""), repr=False, compare=False)
     chain: tuple[bytes, ...] = field(default=(), repr=False, compare=False)
     signers: tuple[bytes, ...] = field(default=(), repr=False, compare=False)
+    # A fault's record stands where the message it cites was: (seq, that message), which its signer
+    # signed for that place too (replay/forks.py counts it).
+    cited: tuple[tuple[int, bytes], ...] = field(default=(), repr=False, compare=False)
 
     def line(self) -> str:
         if not self.ok:
@@ -48,6 +52,8 @@ class Verdict:
             loser = 1 - (o.winner or 0)
             how = "resigned" if o.claimed_by == loser else f"forfeited as claimed by player {1 - loser + 1}"
             result = f"player {loser + 1} ({self.names[loser]}) {how}: {o.reason}"
+        elif o.end == END_FAULT:
+            result = fault_words(o, self.names)
         elif o.winner is None:
             result = "shared victory"
         else:
@@ -74,6 +80,8 @@ class Verdict:
             "on_time": ({"loser": o.time.loser + 1, "signed_ms": o.time.signed, "left_ms": o.time.left,
                          "waited_ms": o.time.waited} if o and o.time else None),
             "takebacks": list(o.takebacks) if o else None,
+            "fault": ({"loser": 2 - (o.winner or 0), "record": o.fault + 1, "why": o.reason}
+                      if o and o.fault is not None else None),
             "torn_tail": {"record": self.torn.record, "offset": self.torn.offset} if self.torn else None,
         }
 
@@ -90,10 +98,14 @@ class Verifier(Visitor):
 
     def __init__(self) -> None:
         self.signers: list[bytes] = []
+        self.cited: list[tuple[int, bytes]] = []
         self.error = ""
 
     def taken(self, number: int, got: Accepted, seat: Seat) -> None:
-        self.signers.append(got.envelope.sender)
+        env = got.envelope
+        self.signers.append(env.sender)
+        if env.type == "fault":
+            self.cited.append((env.seq, env.body["message"]))
 
     def refused(self, number: int, offset: int, got: Refused, seat: Seat) -> None:
         self.error = f"record {number} (byte {offset}): {got.detail}"
@@ -118,7 +130,7 @@ def verify_file(path: Path, manifests: dict[str, Manifest] | None = None, *visit
                 clock=str(h.clock) if h.clock is not None else "",
                 records=1 + len(replay.records), torn=replay.torn, game=h.game,
                 keys=(h.players[0][0], h.players[1][0]), chain=tuple(replay.records[:len(signers)]),
-                signers=tuple(signers))
+                signers=tuple(signers), cited=tuple(checks.cited))
     if checks.error:
         return Verdict(ok=False, error=checks.error, **base)  # type: ignore[arg-type]
     if not seat.finished:

@@ -17,7 +17,7 @@ import os
 
 from ..engine import EngineError, Manifest, Options, default_manifest
 from ..identity import Identity
-from ..referee import CLOCK_PROTOCOL, SCHEMES, GameSpec
+from ..referee import CLOCK_PROTOCOL, LIMITS_PROTOCOL, SCHEMES, GameSpec
 from ..seat import Accepted, Refused, Seat, SeatSecrets
 from ..wire import PROTOCOL_VERSION, ProtocolError
 from .file import ReplayError, ReplayFile
@@ -41,9 +41,9 @@ def known_manifests(extra: list[Manifest] | None = None) -> dict[str, Manifest]:
 def spec_from_replay(replay: ReplayFile, manifests: dict[str, Manifest]) -> GameSpec:
     """The game a replay's header describes; :class:`ReplayError` (record 0) if no game can be."""
     h = replay.header
-    if h.protocol not in (PROTOCOL_VERSION, CLOCK_PROTOCOL):
+    if h.protocol not in (PROTOCOL_VERSION, CLOCK_PROTOCOL, LIMITS_PROTOCOL):
         raise ReplayError(0, replay.offsets[0], f"protocol version {h.protocol} is not supported "
-                          f"(this client speaks {PROTOCOL_VERSION} and {CLOCK_PROTOCOL})")
+                          f"(this client speaks {PROTOCOL_VERSION} to {LIMITS_PROTOCOL})")
     if h.shuffle not in SCHEMES:
         raise ReplayError(0, replay.offsets[0], f"shuffle scheme {h.shuffle!r} is not supported "
                           f"(this client knows {', '.join(SCHEMES)})")
@@ -56,7 +56,7 @@ def spec_from_replay(replay: ReplayFile, manifests: dict[str, Manifest]) -> Game
     except (EngineError, ValueError) as e:
         raise ReplayError(0, replay.offsets[0], f"bad header: {e}") from None
     return GameSpec(h.game, (h.players[0][0], h.players[1][0]), (h.players[0][1], h.players[1][1]), options,
-                    manifest, h.shuffle, h.clock)
+                    manifest, h.shuffle, h.clock, h.limits)
 
 
 def seat_for(replay: ReplayFile, manifests: dict[str, Manifest], me: Identity | None = None,

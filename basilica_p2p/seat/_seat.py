@@ -31,12 +31,11 @@ from dataclasses import replace
 from typing import Any
 
 from .. import __version__
-from ..clock import Clocks, TimeControl
+from ..clock import Clocks, Limits, TimeControl
 from ..engine import Action, Game, Manifest, Observation, Options, format_action, observe
 from ..identity import Identity
-from ..referee import CLOCK_PROTOCOL, HIDDEN_DEAL, GameSpec, Outcome, Referee
+from ..referee import HIDDEN_DEAL, GameSpec, Outcome, Referee, protocol_of
 from ..wire import (
-    PROTOCOL_VERSION,
     Envelope,
     ProtocolError,
     commitment,
@@ -71,17 +70,20 @@ class OwnMessageRefused(Exception):
 
 
 def hello_body(name: str, options: Options, manifest: Manifest, shuffle: str,
-               clock: TimeControl | None = None) -> dict[str, Any]:
-    """A hello (PROTOCOL.md §4); with a clock it is protocol 2 and names the time control (§4a).
-    A host sends its hello before the game's spec exists, so this takes the settings alone."""
+               clock: TimeControl | None = None, limits: Limits | None = None) -> dict[str, Any]:
+    """A hello (PROTOCOL.md §4); with a clock it names the time control (§4a), with limits (a
+    network game, protocol 3) the agreed window and time per decision (§4c).  A host sends its
+    hello before the game's spec exists, so this takes the settings alone."""
     body: dict[str, Any] = {
-        "protocol": PROTOCOL_VERSION if clock is None else CLOCK_PROTOCOL,
+        "protocol": protocol_of(clock, limits),
         "software": f"basilica-p2p {__version__}",
         "ruleset": options.ruleset.value, "festum": options.festum, "removal": options.festum_removal,
         "manifest": bytes.fromhex(manifest.hash), "name": name, "shuffle": shuffle,
     }
     if clock is not None:
         body["clock"] = clock.to_wire()
+    if limits is not None:
+        body["limits"] = limits.to_wire()
     return body
 
 
@@ -240,7 +242,7 @@ class Seat:
             if late is not None:
                 return late
         if kind is StepKind.HELLO:
-            body = hello_body(ident.name, spec.options, spec.manifest, spec.shuffle, spec.clock)
+            body = hello_body(ident.name, spec.options, spec.manifest, spec.shuffle, spec.clock, spec.limits)
         elif kind is StepKind.COMMIT:
             # Drawn now unless given (a resumed side's, or a test vector's).
             secrets = replace(self.secrets, nonce=self.secrets.nonce or self._random(32))
@@ -295,6 +297,11 @@ class Seat:
         """A forfeit of the other side, signed by us alone: it did not come back, or did not decide
         in time (a claim, which the other side never countersigns)."""
         return self._sign(StepKind.FORFEIT, {"loser": 2 - self._own(), "reason": reason})
+
+    def claim_fault(self, cited: bytes) -> Outgoing:
+        """End the game with the other side's message that broke the rules, whole, as the proof
+        (a ``fault``, protocol 3): ``cited`` is a refusal's :attr:`Refused.citable`."""
+        return self._sign(StepKind.FAULT, {"loser": 2 - self._own(), "message": cited})
 
     def claim_on_time(self, now: float, lag: float = 0.0) -> Outgoing:
         """The other side's clock ran out by ours, ``lag`` allowed: the claim with our own figures."""
@@ -390,7 +397,8 @@ class Seat:
         try:
             news = self._take(env)
         except ProtocolError as e:
-            return Refused(Refusal.RULES, f"the peer broke the protocol: {e}", f"rejected: {e}", detail=str(e))
+            return Refused(Refusal.RULES, f"the peer broke the protocol: {e}", f"rejected: {e}", detail=str(e),
+                           citable=env.raw if self._citable(env) else b"")
         if c is not None and (decided or asked_back):
             if decided:
                 c.stop(now, lag)
@@ -398,6 +406,14 @@ class Seat:
                 c.charge(now)
             news = (self._clock_event(now), *news)
         return Accepted(env, news)
+
+    def _citable(self, env: Envelope) -> bool:
+        """Whether a refused message may be cited in a fault: a game of protocol 3, the other
+        side's signature, and the very place in the chain that is due (PROTOCOL.md §4c)."""
+        ref, me = self.referee, self.me
+        return (me is not None and self.spec.limits is not None and ref.seq > 1 and not ref.finished
+                and env.sender == self.spec.players[1 - me] and env.game == self.spec.game
+                and env.seq == ref.seq and env.prev == ref.prev and env.type != StepKind.FAULT)
 
     def _live_checks(self, env: Envelope, ours_ok: bool) -> Refused | None:
         """What a live side refuses that a verifier would not see: equivocation, messages out of
@@ -407,6 +423,10 @@ class Seat:
         players = self.spec.players
         if env.seq < ref.seq and env.game == self.spec.game and env.raw != self.records[env.seq]:
             held = open_envelope(self.records[env.seq])
+            if held.type == StepKind.FAULT and held.sender == players[me]:
+                # Our fault stands where the peer's message that broke the rules was: that
+                # message, not our fault, is what the peer signed for this place.
+                held = open_envelope(held.body["message"])
             if held.sender == env.sender:
                 return Refused(Refusal.EQUIVOCATION, f"the peer signed two different messages for seq {env.seq}",
                                f"you signed two different messages for seq {env.seq}",
@@ -434,6 +454,15 @@ class Seat:
         if env.sender != players[1 - me] and not (ours_ok and env.sender == players[me]):
             return Refused(Refusal.NOT_PEER, f"message {env.seq} is not signed by the peer's key",
                            f"message {env.seq} is not signed by you")
+        if env.sender != players[me] and env.body.get("loser") == me + 1 and (
+                env.type == StepKind.FAULT or env.type == StepKind.TIMEOUT and not self._flag_fell()):
+            # A claim against us, which the rules do not oblige us to accept: a fault we did not
+            # see ourselves commit, or a claim on time while our own clock says our time is not
+            # up (at a resume, too).  We never countersign it by recording it.
+            return Refused(Refusal.FORFEIT_NAMES_US,
+                           f"the peer signed a {env.type} claiming that we lost: refused, a side never records "
+                           "a claim made against it",
+                           f"refused: your {env.type} names us as the loser")
         if env.type == StepKind.FORFEIT and env.sender != players[me] and self._names_us(env):
             # A peer may resign; it may not declare that we did.  A claim that we forfeit is
             # made by the side that waited, in its own replay: we never countersign it by
@@ -444,6 +473,10 @@ class Seat:
                            "accepts only the other's own resignation",
                            "refused: your forfeit names us as the loser; only your own resignation is accepted")
         return None
+
+    def _flag_fell(self) -> bool:
+        """Our own clock ran out, by our own measure: the peer's claim on time is then ours too."""
+        return self.clocks is not None and self.clocks.flagged == self.me
 
     def _names_us(self, env: Envelope) -> bool:
         """A forfeit naming us as loser that the rules do not oblige us to accept.  The one

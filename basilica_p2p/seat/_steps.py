@@ -29,6 +29,7 @@ class StepKind(str, Enum):
     FORFEIT = "forfeit"
     TIMEOUT = "timeout"
     TAKEBACK = "takeback"
+    FAULT = "fault"
     DONE = "done"
 
 
@@ -138,6 +139,9 @@ class Refused:
     notice: str
     evidence: tuple[bytes, bytes] | None = None
     detail: str = ""  # the check's own words (what ``basilica verify`` prints for a record)
+    # A message of the other side, due at this very place, that breaks the rules: in a game of
+    # protocol 3 the seat may end the game with it as proof (Seat.claim_fault).
+    citable: bytes = b""
 
 
 Received = Accepted | Refused

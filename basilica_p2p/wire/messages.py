@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from .canonical import MAX_MESSAGE
 from .errors import ProtocolError
 from .text import is_text
 
@@ -45,6 +46,15 @@ def _ms(v: Any) -> bool:
 
 def _clock(v: Any) -> bool:
     return isinstance(v, list) and len(v) == 2 and all(_uint(x) for x in v)
+
+
+def _limits(v: Any) -> bool:
+    return isinstance(v, list) and len(v) == 2 and all(_uint(x) for x in v)
+
+
+def _envelope(v: Any) -> bool:
+    # The envelope a fault cites, whole; it is opened and checked by the referee.
+    return isinstance(v, bytes) and 0 < len(v) <= MAX_MESSAGE
 
 
 def _scores(v: Any) -> bool:
@@ -95,13 +105,18 @@ SCHEMAS: dict[str, tuple[tuple[str, Checker], ...]] = {
     # A takeback (local games only, §4b): the asker names the ply to go back to, the
     # other side signs the same message as its consent.
     "takeback": (("to", _uint),),
+    # Protocol 3 (§4c): the other side signed a message that breaks the rules; this ends the
+    # game with that message, whole, as the proof.
+    "fault": (("loser", _player), ("message", _envelope)),
 }
 
-# Fields a body may carry after its schema's own, all or none (protocol 2, a game with a
-# clock): the hello's time control, and the mover's own remaining time in a decision.  A
-# game without a clock sends the bodies above unchanged, so its bytes are those of version 1.
+# Fields a body may carry after its schema's own, each present or not but always in this
+# order: protocol 2's time control in the hello and the mover's own remaining time in a
+# decision (a game with a clock), protocol 3's limits in the hello (a network game).  Which
+# a game must have is the referee's to check; a game of protocol 1 sends the bodies above
+# unchanged, so its bytes are those of version 1.
 EXTENSIONS: dict[str, tuple[tuple[str, Checker], ...]] = {
-    "hello": (("clock", _clock),),
+    "hello": (("clock", _clock), ("limits", _limits)),
     "action": (("clock", _ms),),
     "jcommit": (("clock", _ms),),
 }
@@ -115,16 +130,19 @@ def check_body(type_: str, body: Any) -> None:
     if not isinstance(body, dict):
         raise ProtocolError(f"{type_} body must be a map")
     names = tuple(name for name, _ in schema)
-    extra = EXTENSIONS.get(type_, ())
-    if extra and tuple(body) == names + tuple(name for name, _ in extra):
-        schema = schema + extra
-        names = tuple(name for name, _ in schema)
+    keys = tuple(body)
+    if keys[:len(names)] == names and len(keys) > len(names):
+        tail = [field for field in EXTENSIONS.get(type_, ()) if field[0] in keys[len(names):]]
+        if tuple(name for name, _ in tail) == keys[len(names):]:  # known extensions, in their order
+            schema = schema + tuple(tail)
+            names = keys
     if tuple(body) != names:
         for name in names:
             if name not in body:
                 raise ProtocolError(f"{type_} body: field {name!r} missing")
+        known = names + tuple(name for name, _ in EXTENSIONS.get(type_, ()))
         for name in body:
-            if name not in names:
+            if name not in known:
                 raise ProtocolError(f"{type_} body: unknown field {str(name)[:40]!r}")
         raise ProtocolError(f"{type_} body: fields out of order")
     for name, ok in schema:
