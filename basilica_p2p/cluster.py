@@ -34,12 +34,10 @@ import importlib.util
 import logging
 import os
 import shutil
-import signal
 import socket
 import subprocess
 import sys
 import tempfile
-import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -48,7 +46,7 @@ from typing import Any, TypeVar
 
 from .bots import BotSpecError, make_bot
 from .bots.external import parse_command
-from .tournament import ClusterError
+from .tournament import ClusterError, stop_processes
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -294,16 +292,7 @@ def local_cluster(nodes: int = 2, cpus: int = 1) -> Iterator[str]:
             start(f"--address={address}")
         yield address
     finally:
-        ours = _processes(groups)
-        for sig, grace in ((signal.SIGTERM, 3.0), (signal.SIGKILL, 5.0)):
-            for pid in ours:
-                try:
-                    os.kill(pid, sig)
-                except ProcessLookupError:
-                    pass
-            deadline = time.monotonic() + grace
-            while (ours := ours & _processes(groups | ours)) and time.monotonic() < deadline:
-                time.sleep(0.1)
+        ours = stop_processes(_processes(groups), 5.0, lambda pids: pids & _processes(groups | pids))
         shutil.rmtree(folder, ignore_errors=True)
         if ours:
             raise ClusterError(f"Ray processes left running: {sorted(ours)}")
