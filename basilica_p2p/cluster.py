@@ -33,6 +33,7 @@ from __future__ import annotations
 import importlib.util
 import logging
 import os
+import secrets
 import shutil
 import socket
 import subprocess
@@ -259,6 +260,11 @@ def _processes(groups: set[int]) -> set[int]:
     return found
 
 
+# Ray's token authentication (2.5x on): the mode and the token every process of a cluster must share.
+AUTH_MODE = "RAY_AUTH_MODE"
+AUTH_TOKEN = "RAY_AUTH_TOKEN"
+
+
 @contextmanager
 def local_cluster(nodes: int = 2, cpus: int = 1) -> Iterator[str]:
     """A Ray cluster of ``nodes`` nodes with ``cpus`` CPUs each on this machine; yields its address.
@@ -267,14 +273,23 @@ def local_cluster(nodes: int = 2, cpus: int = 1) -> Iterator[str]:
     temporary folder of its own, every node in a session of its own; afterwards exactly
     those processes and their children are stopped, by id (``ray stop`` would stop every
     Ray cluster of this user).  ClusterError if one cannot start or any process is left.
+
+    The cluster has a token of its own, whatever ``~/.ray/auth_token`` or the environment
+    holds: Ray 2.5x turns token authentication on for a head node when that file exists
+    (and any ``ray.init()`` writes it), but not for the nodes that join, which were then
+    refused.  Every node gets the mode and the token in its environment, and so does this
+    process's environment while the cluster runs, so that a driver started inside the
+    block, here or in a child process, connects with it; ``~/.ray`` is never read or written.
     """
     ray = str(Path(sys.executable).parent / "ray")
     # A short folder: Ray's socket paths below it must stay under the 107-byte limit.
     folder = tempfile.mkdtemp(prefix="bray-", dir="/tmp")
     port = _free_port()
     address = f"127.0.0.1:{port}"
-    env = {**os.environ, "RAY_USAGE_STATS_ENABLED": "0"}
+    auth = {AUTH_MODE: "token", AUTH_TOKEN: secrets.token_hex(32)}
+    env = {**os.environ, **auth, "RAY_USAGE_STATS_ENABLED": "0"}
     groups: set[int] = set()
+    saved = {k: os.environ.get(k) for k in auth}
 
     def start(*args: str) -> None:
         proc = subprocess.Popen([ray, "start", *args, f"--num-cpus={cpus}", "--disable-usage-stats",
@@ -290,8 +305,14 @@ def local_cluster(nodes: int = 2, cpus: int = 1) -> Iterator[str]:
               f"--ray-client-server-port={_free_port()}")
         for _ in range(nodes - 1):
             start(f"--address={address}")
+        os.environ.update(auth)
         yield address
     finally:
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
         ours = stop_processes(_processes(groups), 5.0, lambda pids: pids & _processes(groups | pids))
         shutil.rmtree(folder, ignore_errors=True)
         if ours:

@@ -34,11 +34,35 @@ BIN = Path(sys.executable).parent
 LINE_BOT = "cmd:python3 examples/line_bot.py"  # a relative path: shipped in the job's working folder
 
 
+STALE_TOKEN = "0" * 64  # what ~/.ray/auth_token holds after any ray.init() of Ray 2.5x, for some other cluster
+
+
 @pytest.fixture(scope="module")
-def ray_address() -> Iterator[str]:
+def ray_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """A home folder whose ~/.ray/auth_token belongs to another cluster: the cluster must start and be
+    used all the same (Ray 2.5x turned token authentication on for the head node alone, and refused the rest)."""
+    home = tmp_path_factory.mktemp("ray-home")
+    (home / ".ray").mkdir()
+    (home / ".ray" / "auth_token").write_text(STALE_TOKEN)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("HOME", str(home))
+        yield home
+
+
+@pytest.fixture(scope="module")
+def ray_address(ray_home: Path) -> Iterator[str]:
     # Stopped by process id afterwards; local_cluster raises if any of its processes is left.
     with local_cluster(nodes=2, cpus=1) as address:
         yield address
+
+
+def test_the_local_cluster_starts_and_plays_whatever_token_the_home_folder_holds(ray_address: str, ray_home: Path,
+                                                                                 tmp_path: Path) -> None:
+    r = basilica("tournament", "--bots", "random,greedy", "--games", "2", "--ray", ray_address,
+                 "--out", str(tmp_path / "out"))
+    assert r.returncode == 0, r.stderr[-3000:]
+    assert len(json.loads((tmp_path / "out" / "tournament.json").read_text())["games"]) == 2
+    assert (ray_home / ".ray" / "auth_token").read_text() == STALE_TOKEN  # neither used nor replaced
 
 
 def basilica(*args: str, env: dict[str, str] | None = None, timeout: float = 60) -> subprocess.CompletedProcess[str]:
