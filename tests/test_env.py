@@ -237,6 +237,29 @@ def test_the_mask_is_exactly_the_legal_actions_and_games_follow_the_seed() -> No
     assert play(3)[0] != play(4)[0]
 
 
+def test_resets_without_a_seed_deal_other_games_in_every_copy_and_seeded_ones_stay_fixed() -> None:
+    # Gymnasium's vector environments, RLlib's env runners and SuperSuit's copies reset without a
+    # seed: each copy must play games of its own, as Gymnasium's convention has it.
+    def deals(e: object, resets: int, seed: int | None = None) -> list[str]:
+        out = []
+        for k in range(resets):
+            e.reset(seed=seed if k == 0 else None)  # type: ignore[attr-defined]
+            out.append(e.unwrapped.table.game.state_hash())  # type: ignore[attr-defined]
+        return out
+
+    a, b = deals(raw_env(), 2), deals(raw_env(), 2)
+    assert len(set(a + b)) == 4  # two series, each going on from game to game
+    assert deals(raw_env(), 2, seed=5) == deals(raw_env(), 2, seed=5)
+
+    import gymnasium
+
+    vec = gymnasium.vector.SyncVectorEnv([lambda: GymEnv(opponent="random") for _ in range(3)])
+    vec.reset()
+    assert len({env.table.game.state_hash() for env in vec.envs}) == 3
+    assert deals(GymEnv(opponent="random"), 2) != deals(GymEnv(opponent="random"), 2)
+    assert deals(GymEnv(opponent="random"), 2, seed=5) == deals(GymEnv(opponent="random"), 2, seed=5)
+
+
 def test_an_illegal_action_loses_the_wrapped_game_and_raises_in_the_raw_one() -> None:
     e = aec_env()
     e.reset(seed=1)

@@ -9,6 +9,7 @@ reads masks alone never pays for the encoding).
 from __future__ import annotations
 
 import hashlib
+import os
 from dataclasses import dataclass
 
 import numpy as np
@@ -38,11 +39,16 @@ class Setting:
         return self.manifest if self.manifest is not None else default_manifest()
 
 
-def game_seed(seed: int | None, episode: int) -> bytes:
+def game_seed(seed: int, episode: int) -> bytes:
     """The engine's 32-byte seed for an episode: ``reset(seed=s)`` gives the same game for
     the same ``s``; ``reset()`` without a seed gives the next game of the last seed's series."""
-    text = f"{0 if seed is None else int(seed)}/{episode}".encode()
-    return hashlib.sha256(_SEED_TAG + text).digest()
+    return hashlib.sha256(_SEED_TAG + f"{int(seed)}/{episode}".encode()).digest()
+
+
+def entropy_seed() -> int:
+    """A series seed from the operating system, for a first ``reset()`` given none (Gymnasium's
+    convention): copies of an environment made without seeds must not all play one series."""
+    return int.from_bytes(os.urandom(16), "big")
 
 
 class Table:

@@ -19,7 +19,7 @@ from pettingzoo.utils import wrappers
 
 from ..engine import Manifest
 from ..render import render_board
-from ._core import AGENTS, Setting, Table, game_seed, outcome
+from ._core import AGENTS, Setting, Table, entropy_seed, game_seed, outcome
 
 OBS_BOUND = 10.0  # every encoded value lies in [-10, 10] (scores are scaled by 50)
 
@@ -54,8 +54,8 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
         return self._act_space
 
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
-        if seed is not None:
-            self._seed, self._episode = seed, 0
+        if seed is not None or self._seed is None:
+            self._seed, self._episode = entropy_seed() if seed is None else seed, 0
         game = self.table.new_game(game_seed(self._seed, self._episode))
         self._episode += 1
         self.agents = list(AGENTS)

@@ -45,9 +45,7 @@ class GymEnv(gymnasium.Env):  # type: ignore[type-arg]
 
     def reset(self, *, seed: int | None = None,
               options: dict[str, Any] | None = None) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
-        if seed is None and self._np_random is None:
-            seed = 0  # like the AEC environment: no seed at all still means one fixed series of games
-        super().reset(seed=seed)
+        super().reset(seed=seed)  # a first reset without a seed draws one from the operating system
         game_seed = self.np_random.bytes(32)
         if self._seat_choice is None:
             self.seat = int(self.np_random.integers(2))
