@@ -301,6 +301,58 @@ def test_gymnasium_check_env_and_a_seeded_game_against_greedy() -> None:
     assert first[0] in (-1.0, 0.0, 1.0) and first[2] > 10
 
 
+def test_gymnasium_make_knows_basilica_v0_even_before_the_package_is_imported() -> None:
+    import gymnasium
+    from gymnasium.utils.env_checker import check_env
+
+    env = gymnasium.make("basilica-v0", opponent="random", ruleset="classic")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        check_env(env.unwrapped)
+    code = ("import gymnasium\n"
+            "e = gymnasium.make('basilica_p2p.env:basilica-v0', opponent='random')\n"
+            "obs, info = e.reset(seed=1)\n"
+            "print(int(obs['action_mask'].sum()) > 0, e.spec.id)\n")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert r.stdout.split() == ["True", "basilica-v0"], r.stderr[-2000:]
+
+
+def test_human_rendering_prints_the_board_after_every_step(capsys: pytest.CaptureFixture[str]) -> None:
+    env = GymEnv(opponent="random", render_mode="human")
+    obs, _ = env.reset(seed=2)
+    assert env.render() is None
+    env.step(int(np.flatnonzero(obs["action_mask"])[0]))
+    boards = capsys.readouterr().out
+    assert boards.count("score") >= 3, boards  # reset, render(), step
+    aec = raw_env(render_mode="human")
+    aec.reset(seed=2)
+    assert "score" in capsys.readouterr().out
+    with pytest.raises(ValueError, match="'ansi' and 'human'"):
+        GymEnv(render_mode="rgb_array")
+
+
+def test_the_pettingzoo_state_is_both_views_side_by_side() -> None:
+    e = raw_env()
+    e.reset(seed=4)
+    for _ in range(30):
+        e.step(int(np.flatnonzero(e.observe(e.agent_selection)["action_mask"])[0]))
+    state = e.state()
+    assert e.state_space.contains(state)
+    views = [e.observe(a)["observation"] for a in ("player_1", "player_2")]
+    assert np.array_equal(state, np.concatenate(views)) and not np.array_equal(*views)
+
+
+def test_the_learner_plays_both_seats_unless_one_is_asked_for() -> None:
+    env = GymEnv(opponent="random")
+    seats = set()
+    for k in range(12):
+        env.reset(seed=k)
+        seats.add(env.seat)
+    assert seats == {0, 1}
+    fixed = GymEnv(opponent="random", seat=1)
+    assert {fixed.reset(seed=k)[1]["seat"] for k in range(4)} == {1}
+
+
 # --- OpenSpiel ----------------------------------------------------------------
 
 def test_openspiel_random_simulation_test_on_both_rulesets_and_festum() -> None:

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..engine import Action, Game, Manifest, Options, default_manifest, observe
+from ..render import render_board
 from .actions import ActionTable
 from .observation import ObservationEncoder
 
@@ -120,3 +121,24 @@ def outcome(game: Game, player: int) -> float:
     if not game.over or w is None:
         return 0.0
     return 1.0 if w == player else -1.0
+
+
+RENDER_MODES = ("ansi", "human")
+
+
+def check_render_mode(mode: str | None) -> str | None:
+    if mode not in (None, *RENDER_MODES):
+        raise ValueError(f"render_mode {mode!r} is not supported (only 'ansi' and 'human')")
+    return mode
+
+
+def render(game: Game | None, mode: str | None) -> str | None:
+    """The board as text for ``ansi``; printed for ``human`` (which returns None), as Gymnasium and
+    PettingZoo have it."""
+    if mode is None or game is None:
+        return None
+    text = render_board(game)
+    if mode == "human":
+        print(text)
+        return None
+    return text

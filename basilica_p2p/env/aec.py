@@ -18,8 +18,7 @@ from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
 from ..engine import Manifest
-from ..render import render_board
-from ._core import AGENTS, Setting, Table, entropy_seed, game_seed, outcome
+from ._core import AGENTS, RENDER_MODES, Setting, Table, check_render_mode, entropy_seed, game_seed, outcome, render
 
 OBS_BOUND = 10.0  # every encoded value lies in [-10, 10] (scores are scaled by 50)
 
@@ -32,17 +31,17 @@ def observation_space(table: Table) -> spaces.Dict:
 
 
 class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
-    metadata = {"name": "basilica_v0", "render_modes": ["ansi"], "is_parallelizable": False}
+    metadata = {"name": "basilica_v0", "render_modes": list(RENDER_MODES), "is_parallelizable": False}
 
     def __init__(self, ruleset: str = "portal2022", festum: bool = False, festum_removal: bool = False,
                  manifest: Manifest | None = None, render_mode: str | None = None) -> None:
         super().__init__()
-        if render_mode not in (None, "ansi"):
-            raise ValueError(f"render_mode {render_mode!r} is not supported (only 'ansi')")
-        self.render_mode = render_mode
+        self.render_mode = check_render_mode(render_mode)
         self.table = Table(Setting(ruleset, festum, festum_removal, manifest))
         self.possible_agents = list(AGENTS)
         self._obs_space = observation_space(self.table)
+        size = self.table.encoder.size
+        self.state_space = spaces.Box(-OBS_BOUND, OBS_BOUND, (2 * size,), np.float32)
         self._act_space = spaces.Discrete(self.table.actions.size)
         self._seed: int | None = None
         self._episode = 0
@@ -66,6 +65,17 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
         self.infos: dict[str, dict[str, Any]] = {a: {} for a in self.agents}
         assert game.to_move is not None
         self.agent_selection = AGENTS[game.to_move]
+        if self.render_mode == "human":
+            self.render()
+
+    def state(self) -> np.ndarray:
+        """The global state for centralised training: both players' observations side by side.
+
+        Together they hold everything anyone knows, each one's secret Jester colours
+        included (D24); what nobody knows (the order of the stack, crowns face down) is
+        not in it.  Never give it to a player's policy: half of it is the other's view.
+        """
+        return np.concatenate([self.table.observation(0), self.table.observation(1)])
 
     def action_mask(self, agent: str) -> np.ndarray:
         """The agent's legal actions as 0/1 (all 0 when it is not to act); read-only."""
@@ -99,11 +109,11 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
             assert game.to_move is not None
             self.agent_selection = AGENTS[game.to_move]
         self._accumulate_rewards()
+        if self.render_mode == "human":
+            self.render()
 
     def render(self) -> str | None:
-        if self.render_mode is None or self.table.game is None:
-            return None
-        return render_board(self.table.game)
+        return render(self.table.game, self.render_mode)
 
     def close(self) -> None:
         pass

@@ -7,6 +7,12 @@ colours), before control returns.  Observations are the AEC environment's
 ``{"observation", "action_mask"}``; the mask is also in ``info``.  An
 illegal action ends the episode as a loss (reward -1, ``info["illegal"]``).
 Everything, the opponent's choices included, follows from the reset seed.
+
+The learner's seat is drawn at each reset (from its seed) unless ``seat``
+fixes it: the seats are not alike (player 1 moves first; the other answers
+in the middle of its turns), so a learner kept to one seat learns half the game.
+Registered with Gymnasium as ``basilica-v0`` (``gymnasium.make("basilica_p2p.env:basilica-v0")``
+imports this package first).
 """
 
 from __future__ import annotations
@@ -19,22 +25,19 @@ from gymnasium import spaces
 
 from ..bots import Bot, bot_rng_seed, make_bot
 from ..engine import Manifest, observe
-from ..render import render_board
-from ._core import Setting, Table, outcome
+from ._core import RENDER_MODES, Setting, Table, check_render_mode, outcome, render
 from .aec import observation_space
 
 
 class GymEnv(gymnasium.Env):  # type: ignore[type-arg]
-    metadata = {"render_modes": ["ansi"]}
+    metadata = {"render_modes": list(RENDER_MODES)}
 
-    def __init__(self, opponent: str | Bot = "greedy", seat: int | None = 0, ruleset: str = "portal2022",
+    def __init__(self, opponent: str | Bot = "greedy", seat: int | None = None, ruleset: str = "portal2022",
                  festum: bool = False, festum_removal: bool = False, manifest: Manifest | None = None,
                  render_mode: str | None = None) -> None:
         if seat not in (0, 1, None):
             raise ValueError("seat is 0 (player 1), 1 (player 2) or None (drawn at each reset)")
-        if render_mode not in (None, "ansi"):
-            raise ValueError(f"render_mode {render_mode!r} is not supported (only 'ansi')")
-        self.render_mode = render_mode
+        self.render_mode = check_render_mode(render_mode)
         self.table = Table(Setting(ruleset, festum, festum_removal, manifest))
         self.observation_space = observation_space(self.table)
         self.action_space = spaces.Discrete(self.table.actions.size)
@@ -56,6 +59,8 @@ class GymEnv(gymnasium.Env):  # type: ignore[type-arg]
             if isinstance(spec, str) else spec
         self.table.new_game(game_seed)
         self._opponent_moves()
+        if self.render_mode == "human":
+            self.render()
         return self._observe(), self._info()
 
     def step(self, action: int) -> tuple[dict[str, np.ndarray], float, bool, bool, dict[str, Any]]:
@@ -67,6 +72,8 @@ class GymEnv(gymnasium.Env):  # type: ignore[type-arg]
             return self._observe(), -1.0, True, False, {**self._info(), "illegal": True}
         self.table.apply(act)
         self._opponent_moves()
+        if self.render_mode == "human":
+            self.render()
         return self._observe(), outcome(game, self.seat), game.over, False, self._info()
 
     def _opponent_moves(self) -> None:
@@ -96,6 +103,4 @@ class GymEnv(gymnasium.Env):  # type: ignore[type-arg]
         return self._mask()
 
     def render(self) -> str | None:
-        if self.render_mode is None or self.table.game is None:
-            return None
-        return render_board(self.table.game)
+        return render(self.table.game, self.render_mode)
