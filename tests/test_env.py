@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import hashlib
+import os
 import random
 import subprocess
 import sys
 import warnings
 from collections.abc import Callable
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -19,6 +21,7 @@ from basilica_p2p.engine.components import JESTER
 from basilica_p2p.env import ActionTable, GymEnv, ObservationEncoder, OutOfTable, aec_env, jester_cells, raw_env
 from basilica_p2p.env.actions import ROWS
 
+ROOT = Path(__file__).resolve().parent.parent
 M = default_manifest()
 TABLE = ActionTable(jesters=M.promotion_tokens)
 ENCODER = ObservationEncoder(M)
@@ -353,6 +356,58 @@ def test_the_learner_plays_both_seats_unless_one_is_asked_for() -> None:
     assert {fixed.reset(seed=k)[1]["seat"] for k in range(4)} == {1}
 
 
+def test_the_flat_layout_goes_through_supersuits_and_gymnasiums_observation_wrappers() -> None:
+    # SuperSuit's flatten, dtype and normalize_obs take a Box, not a Dict: the flat layout is the
+    # vector alone, and the mask travels in info["action_mask"], where PettingZoo looks for it.
+    import gymnasium
+    import supersuit as ss
+    from gymnasium.utils.env_checker import check_env
+    from pettingzoo.test import api_test
+
+    def wrapped() -> object:
+        return ss.normalize_obs_v0(ss.dtype_v0(ss.flatten_v0(aec_env(obs_layout="flat")), np.float32))
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        api_test(wrapped(), num_cycles=100)
+    e = wrapped()
+    e.reset(seed=3)  # type: ignore[attr-defined]
+    rng = np.random.default_rng(3)
+    for agent in e.agent_iter():  # type: ignore[attr-defined]
+        obs, _, term, trunc, info = e.last()  # type: ignore[attr-defined]
+        assert obs.shape == (ENCODER.size,) and 0.0 <= obs.min() and obs.max() <= 1.0
+        e.step(None if term or trunc else int(rng.choice(np.flatnonzero(info["action_mask"]))))  # type: ignore[attr-defined]
+    game = e.unwrapped.table.game  # type: ignore[attr-defined]
+    assert game.over and len(game.history) > 50  # played to the end, never an illegal index
+
+    g = gymnasium.wrappers.NormalizeObservation(GymEnv(opponent="random", obs_layout="flat"))
+    obs, info = g.reset(seed=1)
+    assert obs.shape == (ENCODER.size,) and np.array_equal(info["action_mask"], g.unwrapped.action_masks())
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        check_env(GymEnv(opponent="random", obs_layout="flat"))
+    with pytest.raises(ValueError, match="'dict', 'rllib', 'flat'"):
+        GymEnv(obs_layout="box")
+
+
+def test_the_rllib_layout_has_the_keys_and_types_of_rllibs_action_masking_module() -> None:
+    env = GymEnv(opponent="random", obs_layout="rllib")
+    obs, info = env.reset(seed=1)
+    assert set(obs) == {"observations", "action_mask"} and env.observation_space.contains(obs)
+    assert obs["action_mask"].dtype == np.float32 and np.array_equal(obs["action_mask"], info["action_mask"])
+
+
+def test_rllib_ppo_trains_on_the_env_with_no_adapter(tmp_path: Path) -> None:
+    # The shipped example: RLlib's own action-masking module, the environment by its Gymnasium id.
+    # Its home folder is a temporary one: Ray writes nothing into the user's (~/.ray, ~/ray_results).
+    env = {**os.environ, "HOME": str(tmp_path)}
+    r = subprocess.run([sys.executable, str(ROOT / "examples" / "rllib_ppo.py"), "--iterations", "1",
+                        "--batch", "200"], capture_output=True, text=True, timeout=300, env=env, cwd=tmp_path)
+    assert r.returncode == 0, r.stderr[-3000:]
+    assert "iteration 1: 200" in r.stdout, r.stdout + r.stderr[-2000:]
+    assert not (tmp_path / ".ray").exists()
+
+
 # --- OpenSpiel ----------------------------------------------------------------
 
 def test_openspiel_random_simulation_test_on_both_rulesets_and_festum() -> None:
@@ -509,7 +564,7 @@ def test_the_package_works_without_the_rl_extra_and_says_how_to_get_it() -> None
 def test_the_training_example_runs_and_reports_both_policies() -> None:
     from pathlib import Path
 
-    example = Path(__file__).resolve().parent.parent / "examples" / "rl_action_prior.py"
+    example = ROOT / "examples" / "rl_action_prior.py"
     out = subprocess.run([sys.executable, str(example), "--games", "40", "--eval", "10"],
                          capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr

@@ -26,10 +26,11 @@ from .actions import ActionTable, OutOfTable, jester_cells  # noqa: E402
 from .aec import env as aec_env  # noqa: E402
 from .aec import raw_env  # noqa: E402
 from .gym import GymEnv  # noqa: E402
+from .layout import Layout  # noqa: E402
 from .observation import ObservationEncoder  # noqa: E402
 
 GYM_ID = "basilica-v0"
 if GYM_ID not in gymnasium.registry:  # importing twice (or under two names) registers once
     gymnasium.register(id=GYM_ID, entry_point="basilica_p2p.env.gym:GymEnv")
 
-__all__ = ["GYM_ID", "ActionTable", "GymEnv", "ObservationEncoder", "OutOfTable", "aec_env", "jester_cells", "raw_env"]
+__all__ = ["GYM_ID", "ActionTable", "GymEnv", "Layout", "ObservationEncoder", "OutOfTable", "aec_env", "jester_cells", "raw_env"]

@@ -19,34 +19,27 @@ from pettingzoo.utils import wrappers
 
 from ..engine import Manifest
 from ._core import AGENTS, RENDER_MODES, Setting, Table, check_render_mode, entropy_seed, game_seed, outcome, render
-
-OBS_BOUND = 10.0  # every encoded value lies in [-10, 10] (scores are scaled by 50)
-
-
-def observation_space(table: Table) -> spaces.Dict:
-    return spaces.Dict({
-        "observation": spaces.Box(-OBS_BOUND, OBS_BOUND, (table.encoder.size,), np.float32),
-        "action_mask": spaces.Box(0, 1, (table.actions.size,), np.int8),
-    })
-
+from .layout import OBS_BOUND, Layout, arrange, observation_space
 
 class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
     metadata = {"name": "basilica_v0", "render_modes": list(RENDER_MODES), "is_parallelizable": False}
 
     def __init__(self, ruleset: str = "portal2022", festum: bool = False, festum_removal: bool = False,
-                 manifest: Manifest | None = None, render_mode: str | None = None) -> None:
+                 manifest: Manifest | None = None, render_mode: str | None = None,
+                 obs_layout: Layout | str = Layout.DICT) -> None:
         super().__init__()
         self.render_mode = check_render_mode(render_mode)
+        self.layout = Layout.of(obs_layout)
         self.table = Table(Setting(ruleset, festum, festum_removal, manifest))
         self.possible_agents = list(AGENTS)
-        self._obs_space = observation_space(self.table)
+        self._obs_space = observation_space(self.table, self.layout)
         size = self.table.encoder.size
         self.state_space = spaces.Box(-OBS_BOUND, OBS_BOUND, (2 * size,), np.float32)
         self._act_space = spaces.Discrete(self.table.actions.size)
         self._seed: int | None = None
         self._episode = 0
 
-    def observation_space(self, agent: str) -> spaces.Dict:
+    def observation_space(self, agent: str) -> spaces.Space:  # type: ignore[type-arg]
         return self._obs_space
 
     def action_space(self, agent: str) -> spaces.Discrete:
@@ -65,8 +58,14 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
         self.infos: dict[str, dict[str, Any]] = {a: {} for a in self.agents}
         assert game.to_move is not None
         self.agent_selection = AGENTS[game.to_move]
+        self._mask_in_info()
         if self.render_mode == "human":
             self.render()
+
+    def _mask_in_info(self) -> None:
+        if self.layout is Layout.FLAT:  # the observation has no room for it
+            for a in self.agents:
+                self.infos[a]["action_mask"] = self.action_mask(a).copy()
 
     def state(self) -> np.ndarray:
         """The global state for centralised training: both players' observations side by side.
@@ -83,9 +82,8 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
             return np.zeros(self.table.actions.size, np.int8)
         return self.table.mask()
 
-    def observe(self, agent: str) -> dict[str, np.ndarray]:
-        return {"observation": self.table.observation(AGENTS.index(agent)),
-                "action_mask": self.action_mask(agent).copy()}
+    def observe(self, agent: str) -> np.ndarray | dict[str, np.ndarray]:
+        return arrange(self.layout, self.table.observation(AGENTS.index(agent)), self.action_mask(agent).copy())
 
     def step(self, action: int) -> None:
         agent = self.agent_selection
@@ -109,6 +107,7 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
             assert game.to_move is not None
             self.agent_selection = AGENTS[game.to_move]
         self._accumulate_rewards()
+        self._mask_in_info()
         if self.render_mode == "human":
             self.render()
 

@@ -26,7 +26,7 @@ from gymnasium import spaces
 from ..bots import Bot, bot_rng_seed, make_bot
 from ..engine import Manifest, observe
 from ._core import RENDER_MODES, Setting, Table, check_render_mode, outcome, render
-from .aec import observation_space
+from .layout import Layout, arrange, observation_space
 
 
 class GymEnv(gymnasium.Env):  # type: ignore[type-arg]
@@ -34,12 +34,13 @@ class GymEnv(gymnasium.Env):  # type: ignore[type-arg]
 
     def __init__(self, opponent: str | Bot = "greedy", seat: int | None = None, ruleset: str = "portal2022",
                  festum: bool = False, festum_removal: bool = False, manifest: Manifest | None = None,
-                 render_mode: str | None = None) -> None:
+                 render_mode: str | None = None, obs_layout: Layout | str = Layout.DICT) -> None:
         if seat not in (0, 1, None):
             raise ValueError("seat is 0 (player 1), 1 (player 2) or None (drawn at each reset)")
         self.render_mode = check_render_mode(render_mode)
+        self.layout = Layout.of(obs_layout)
         self.table = Table(Setting(ruleset, festum, festum_removal, manifest))
-        self.observation_space = observation_space(self.table)
+        self.observation_space = observation_space(self.table, self.layout)
         self.action_space = spaces.Discrete(self.table.actions.size)
         self._opponent_spec = opponent
         self._seat_choice = seat
@@ -47,7 +48,7 @@ class GymEnv(gymnasium.Env):  # type: ignore[type-arg]
         self._opponent: Bot | None = None
 
     def reset(self, *, seed: int | None = None,
-              options: dict[str, Any] | None = None) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
+              options: dict[str, Any] | None = None) -> tuple[np.ndarray | dict[str, np.ndarray], dict[str, Any]]:
         super().reset(seed=seed)  # a first reset without a seed draws one from the operating system
         game_seed = self.np_random.bytes(32)
         if self._seat_choice is None:
@@ -63,7 +64,7 @@ class GymEnv(gymnasium.Env):  # type: ignore[type-arg]
             self.render()
         return self._observe(), self._info()
 
-    def step(self, action: int) -> tuple[dict[str, np.ndarray], float, bool, bool, dict[str, Any]]:
+    def step(self, action: int) -> tuple[np.ndarray | dict[str, np.ndarray], float, bool, bool, dict[str, Any]]:
         game = self.table.game
         if game is None or game.over:
             raise RuntimeError("step() after the episode ended: call reset()")
@@ -90,8 +91,8 @@ class GymEnv(gymnasium.Env):  # type: ignore[type-arg]
             return np.zeros(self.table.actions.size, np.int8)
         return self.table.mask().copy()
 
-    def _observe(self) -> dict[str, np.ndarray]:
-        return {"observation": self.table.observation(self.seat), "action_mask": self._mask()}
+    def _observe(self) -> np.ndarray | dict[str, np.ndarray]:
+        return arrange(self.layout, self.table.observation(self.seat), self._mask())
 
     def _info(self) -> dict[str, Any]:
         game = self.table.game
