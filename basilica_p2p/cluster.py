@@ -17,7 +17,9 @@ What the workers get (docs/cluster.md):
 * for ``cmd:PROGRAM`` bots, every file named by a relative path in the command
   (``cmd:python3 bots/mine.py``, ``cmd:./mybot``), copied to the same place in
   that working directory, which is the workers' current directory.  Programs
-  found on PATH or by an absolute path must already be on every node.
+  found on PATH or by an absolute path must already be on every node;
+* for ``policy:PATH`` bots, the model file, the same way (a relative path is
+  shipped, an absolute one must be on every node).
 
 Before any game, one task on every node builds every bot there, so a bot that
 cannot be imported or whose program is missing on some node is refused with
@@ -74,6 +76,8 @@ def stage_bots(bots: Sequence[str], folder: Path) -> None:
             continue
         if kind == "cmd":
             _stage_command(text, text[4:], folder)
+        elif kind == "policy":
+            _stage_file(text, text.partition(":")[2].strip(), folder)
         elif ":" in text:
             _stage_module(text, text.partition(":")[0].strip(), folder)
 
@@ -105,14 +109,20 @@ def _stage_command(spec: str, command: str, folder: Path) -> None:
     except ValueError as e:
         raise ClusterError(f"bot {spec!r}: {e}") from None
     for word in argv:
-        if os.path.isabs(word) or not os.path.isfile(word):
-            continue  # an option, or a program every node must have (checked there)
-        place = os.path.normpath(word)
-        if place.startswith(".."):
-            raise ClusterError(f"cannot ship bot {spec!r}: {word!r} is outside the current folder; run from a "
-                               "folder that holds it, or install it on every node under one absolute path")
-        (folder / place).parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy2(word, folder / place)
+        _stage_file(spec, word, folder)
+
+
+def _stage_file(spec: str, word: str, folder: Path) -> None:
+    """Copy ``word`` to the same relative place in ``folder`` if it names a file by a relative path;
+    anything else (an option, a program on PATH, an absolute path) every node must have itself."""
+    if os.path.isabs(word) or not os.path.isfile(word):
+        return
+    place = os.path.normpath(word)
+    if place.startswith(".."):
+        raise ClusterError(f"cannot ship bot {spec!r}: {word!r} is outside the current folder; run from a "
+                           "folder that holds it, or install it on every node under one absolute path")
+    (folder / place).parent.mkdir(parents=True, exist_ok=True)
+    shutil.copy2(word, folder / place)
 
 
 def check_bots(bots: list[str]) -> str | None:

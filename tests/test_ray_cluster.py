@@ -202,3 +202,16 @@ def test_without_ray_installed_the_message_names_the_extra(monkeypatch: pytest.M
     with pytest.raises(ClusterError, match=r"pip install 'basilica-p2p\[ray\]'"):
         with executor_for(1, "auto", ["random", "greedy"]):
             pass
+
+
+def test_a_trained_policy_is_shipped_to_the_cluster_with_its_model_file(ray_address: str, tmp_path: Path) -> None:
+    r = subprocess.run([sys.executable, str(ROOT / "examples" / "train_maskable_ppo.py"), "--steps", "128", "--eval",
+                        "0", "--out", "model.zip"], cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr[-3000:]
+    # The model lies only in tmp_path, named by a relative path: the workers get it in their folder.
+    r = subprocess.run([str(BIN / "basilica"), "tournament", "--bots", "policy:model.zip,random", "--games", "2",
+                        "--ray", ray_address, "--out", str(tmp_path / "out")], cwd=tmp_path, capture_output=True,
+                       text=True, timeout=120)
+    assert r.returncode == 0, r.stderr[-3000:]
+    data = json.loads((tmp_path / "out" / "tournament.json").read_text())
+    assert len(data["games"]) == 2 and data["forfeits"] == 0
