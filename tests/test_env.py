@@ -500,6 +500,22 @@ def test_openspiel_ismcts_and_mcts_bots_play_a_whole_game() -> None:
     assert min(decisions) > 10 and sorted(state.returns()) in ([-1.0, 1.0], [0.0, 0.0])
 
 
+def test_openspiels_evaluate_bots_plays_a_game_with_the_ismcts_bot_of_this_package() -> None:
+    # evaluate_bots calls restart_at first; OpenSpiel's Python ISMCTSBot has none, ours has.
+    import pyspiel
+    from open_spiel.python.algorithms import mcts
+    from open_spiel.python.algorithms.evaluate_bots import evaluate_bots
+
+    from basilica_p2p.env.spiel import ISMCTSBot
+
+    game = pyspiel.load_game("python_basilica")
+    rs = np.random.RandomState(8)
+    rollout = mcts.RandomRolloutEvaluator(1, rs)
+    bots = [ISMCTSBot(game, rollout, 2.0, max_simulations=3, random_state=rs),
+            mcts.MCTSBot(game, uct_c=2.0, max_simulations=3, evaluator=rollout, random_state=rs, solve=False)]
+    assert sorted(evaluate_bots(game.new_initial_state(), bots, rs)) in ([-1.0, 1.0], [0.0, 0.0])
+
+
 def test_openspiel_information_states_hide_the_other_players_secret_jester_colours() -> None:
     import pyspiel
 
