@@ -215,3 +215,15 @@ def test_a_trained_policy_is_shipped_to_the_cluster_with_its_model_file(ray_addr
     assert r.returncode == 0, r.stderr[-3000:]
     data = json.loads((tmp_path / "out" / "tournament.json").read_text())
     assert len(data["games"]) == 2 and data["forfeits"] == 0
+
+
+def test_an_analysis_on_the_cluster_gives_the_figures_of_one_process(ray_address: str, tmp_path: Path) -> None:
+    copies = []
+    for name in ("here", "there"):
+        copies.append(tmp_path / f"{name}.replay")
+        copies[-1].write_bytes((ROOT / "replays" / "classic-greedy-vs-greedy.replay").read_bytes())
+    here = basilica("replay", "analyse", str(copies[0]), "--seat", "2", "--playouts", "10", "--jobs", "1")
+    there = basilica("replay", "analyse", str(copies[1]), "--seat", "2", "--playouts", "10", "--ray", ray_address)
+    assert here.returncode == 0 == there.returncode, there.stderr[-3000:]
+    table = [line for line in here.stdout.splitlines()[1:] if not line.startswith("saved")]
+    assert len(table) > 20 and table == [line for line in there.stdout.splitlines()[1:] if not line.startswith("saved")]

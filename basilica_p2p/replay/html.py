@@ -33,6 +33,7 @@ from ..engine.observation import Observation, OrderFace, VaultFace
 from ..engine.scoring import ScoringResult
 from ..referee import END_TIME, rewind
 from ..wire import open_envelope
+from .analysis import evaluation_series
 from .file import ReplayError
 from .show import walk
 from .verify import known_manifests, verify_file
@@ -286,6 +287,7 @@ def build_viewer_data(path: Path, manifests: dict[str, Manifest] | None = None) 
         "clock": None if h.clock is None else str(h.clock),
         "takebacks": list(o.takebacks),
         "steps": steps,
+        "analysis": evaluation_series(path),  # basilica replay analyse's results, if saved beside the replay
     }
 
 
