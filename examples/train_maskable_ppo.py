@@ -42,7 +42,7 @@ def win_rate(model: MaskablePPO, games: int, opponent: str) -> float:
 
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--steps", type=int, default=50_000, help="learner steps to train (about 15 min on one core)")
+    ap.add_argument("--steps", type=int, default=50_000, help="learner steps to train (about 6 min on one core)")
     ap.add_argument("--eval", type=int, default=200, help="games to measure the win rate on, before and after")
     ap.add_argument("--opponent", default="random", help="the bot it trains against (any name make_bot knows)")
     ap.add_argument("--seed", type=int, default=0)
