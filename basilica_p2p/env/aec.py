@@ -76,14 +76,16 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
         """
         return np.concatenate([self.table.observation(0), self.table.observation(1)])
 
+    def _acting(self, agent: str) -> bool:
+        return agent == self.agent_selection and not self.terminations.get(agent, True)
+
     def action_mask(self, agent: str) -> np.ndarray:
         """The agent's legal actions as 0/1 (all 0 when it is not to act); read-only."""
-        if agent != self.agent_selection or self.terminations.get(agent, True):
-            return np.zeros(self.table.actions.size, np.int8)
-        return self.table.mask()
+        return self.table.mask() if self._acting(agent) else np.zeros(self.table.actions.size, np.int8)
 
     def observe(self, agent: str) -> np.ndarray | dict[str, np.ndarray]:
-        return arrange(self.layout, self.table.observation(AGENTS.index(agent)), self.action_mask(agent).copy())
+        mask = self.table.fresh_mask() if self._acting(agent) else np.zeros(self.table.actions.size, np.int8)
+        return arrange(self.layout, self.table.observation(AGENTS.index(agent)), mask)
 
     def step(self, action: int) -> None:
         agent = self.agent_selection
@@ -103,10 +105,10 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
                 self.terminations[a] = True
             # Both agents see the end: each then steps once with None, as PettingZoo expects.
             self.agent_selection = AGENTS[1 - AGENTS.index(agent)]
+            self._accumulate_rewards()  # rewards are 0 until the end: nothing to add before it
         else:
             assert game.to_move is not None
             self.agent_selection = AGENTS[game.to_move]
-        self._accumulate_rewards()
         self._mask_in_info()
         if self.render_mode == "human":
             self.render()

@@ -89,7 +89,7 @@ class GymEnv(gymnasium.Env):  # type: ignore[type-arg]
         game = self.table.game
         if game is None or game.over:
             return np.zeros(self.table.actions.size, np.int8)
-        return self.table.mask().copy()
+        return self.table.fresh_mask()
 
     def _observe(self) -> np.ndarray | dict[str, np.ndarray]:
         return arrange(self.layout, self.table.observation(self.seat), self._mask())
