@@ -578,8 +578,6 @@ def test_the_package_works_without_the_rl_extra_and_says_how_to_get_it() -> None
 
 
 def test_the_training_example_runs_and_reports_both_policies() -> None:
-    from pathlib import Path
-
     example = ROOT / "examples" / "rl_action_prior.py"
     out = subprocess.run([sys.executable, str(example), "--games", "40", "--eval", "10"],
                          capture_output=True, text=True, timeout=120)

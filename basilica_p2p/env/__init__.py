@@ -33,4 +33,5 @@ GYM_ID = "basilica-v0"
 if GYM_ID not in gymnasium.registry:  # importing twice (or under two names) registers once
     gymnasium.register(id=GYM_ID, entry_point="basilica_p2p.env.gym:GymEnv")
 
-__all__ = ["GYM_ID", "ActionTable", "GymEnv", "Layout", "ObservationEncoder", "OutOfTable", "aec_env", "jester_cells", "raw_env"]
+__all__ = ["GYM_ID", "ActionTable", "GymEnv", "Layout", "ObservationEncoder", "OutOfTable", "aec_env", "jester_cells",
+           "raw_env"]
