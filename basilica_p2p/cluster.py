@@ -17,7 +17,9 @@ What the workers get (docs/cluster.md):
 * for ``cmd:PROGRAM`` bots, every file named by a relative path in the command
   (``cmd:python3 bots/mine.py``, ``cmd:./mybot``), copied to the same place in
   that working directory, which is the workers' current directory.  Programs
-  found on PATH or by an absolute path must already be on every node.
+  found on PATH or by an absolute path must already be on every node;
+* for ``policy:PATH`` bots, the model file, the same way (a relative path is
+  shipped, an absolute one must be on every node).
 
 Before any game, one task on every node builds every bot there, so a bot that
 cannot be imported or whose program is missing on some node is refused with
@@ -33,13 +35,12 @@ from __future__ import annotations
 import importlib.util
 import logging
 import os
+import secrets
 import shutil
-import signal
 import socket
 import subprocess
 import sys
 import tempfile
-import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -48,7 +49,7 @@ from typing import Any, TypeVar
 
 from .bots import BotSpecError, make_bot
 from .bots.external import parse_command
-from .tournament import ClusterError
+from .tournament import ClusterError, stop_processes
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -75,6 +76,8 @@ def stage_bots(bots: Sequence[str], folder: Path) -> None:
             continue
         if kind == "cmd":
             _stage_command(text, text[4:], folder)
+        elif kind == "policy":
+            _stage_file(text, text.partition(":")[2].strip(), folder)
         elif ":" in text:
             _stage_module(text, text.partition(":")[0].strip(), folder)
 
@@ -106,14 +109,20 @@ def _stage_command(spec: str, command: str, folder: Path) -> None:
     except ValueError as e:
         raise ClusterError(f"bot {spec!r}: {e}") from None
     for word in argv:
-        if os.path.isabs(word) or not os.path.isfile(word):
-            continue  # an option, or a program every node must have (checked there)
-        place = os.path.normpath(word)
-        if place.startswith(".."):
-            raise ClusterError(f"cannot ship bot {spec!r}: {word!r} is outside the current folder; run from a "
-                               "folder that holds it, or install it on every node under one absolute path")
-        (folder / place).parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy2(word, folder / place)
+        _stage_file(spec, word, folder)
+
+
+def _stage_file(spec: str, word: str, folder: Path) -> None:
+    """Copy ``word`` to the same relative place in ``folder`` if it names a file by a relative path;
+    anything else (an option, a program on PATH, an absolute path) every node must have itself."""
+    if os.path.isabs(word) or not os.path.isfile(word):
+        return
+    place = os.path.normpath(word)
+    if place.startswith(".."):
+        raise ClusterError(f"cannot ship bot {spec!r}: {word!r} is outside the current folder; run from a "
+                           "folder that holds it, or install it on every node under one absolute path")
+    (folder / place).parent.mkdir(parents=True, exist_ok=True)
+    shutil.copy2(word, folder / place)
 
 
 def check_bots(bots: list[str]) -> str | None:
@@ -261,6 +270,11 @@ def _processes(groups: set[int]) -> set[int]:
     return found
 
 
+# Ray's token authentication (2.5x on): the mode and the token every process of a cluster must share.
+AUTH_MODE = "RAY_AUTH_MODE"
+AUTH_TOKEN = "RAY_AUTH_TOKEN"
+
+
 @contextmanager
 def local_cluster(nodes: int = 2, cpus: int = 1) -> Iterator[str]:
     """A Ray cluster of ``nodes`` nodes with ``cpus`` CPUs each on this machine; yields its address.
@@ -269,14 +283,23 @@ def local_cluster(nodes: int = 2, cpus: int = 1) -> Iterator[str]:
     temporary folder of its own, every node in a session of its own; afterwards exactly
     those processes and their children are stopped, by id (``ray stop`` would stop every
     Ray cluster of this user).  ClusterError if one cannot start or any process is left.
+
+    The cluster has a token of its own, whatever ``~/.ray/auth_token`` or the environment
+    holds: Ray 2.5x turns token authentication on for a head node when that file exists
+    (and any ``ray.init()`` writes it), but not for the nodes that join, which were then
+    refused.  Every node gets the mode and the token in its environment, and so does this
+    process's environment while the cluster runs, so that a driver started inside the
+    block, here or in a child process, connects with it; ``~/.ray`` is never read or written.
     """
     ray = str(Path(sys.executable).parent / "ray")
     # A short folder: Ray's socket paths below it must stay under the 107-byte limit.
     folder = tempfile.mkdtemp(prefix="bray-", dir="/tmp")
     port = _free_port()
     address = f"127.0.0.1:{port}"
-    env = {**os.environ, "RAY_USAGE_STATS_ENABLED": "0"}
+    auth = {AUTH_MODE: "token", AUTH_TOKEN: secrets.token_hex(32)}
+    env = {**os.environ, **auth, "RAY_USAGE_STATS_ENABLED": "0"}
     groups: set[int] = set()
+    saved = {k: os.environ.get(k) for k in auth}
 
     def start(*args: str) -> None:
         proc = subprocess.Popen([ray, "start", *args, f"--num-cpus={cpus}", "--disable-usage-stats",
@@ -292,18 +315,15 @@ def local_cluster(nodes: int = 2, cpus: int = 1) -> Iterator[str]:
               f"--ray-client-server-port={_free_port()}")
         for _ in range(nodes - 1):
             start(f"--address={address}")
+        os.environ.update(auth)
         yield address
     finally:
-        ours = _processes(groups)
-        for sig, grace in ((signal.SIGTERM, 3.0), (signal.SIGKILL, 5.0)):
-            for pid in ours:
-                try:
-                    os.kill(pid, sig)
-                except ProcessLookupError:
-                    pass
-            deadline = time.monotonic() + grace
-            while (ours := ours & _processes(groups | ours)) and time.monotonic() < deadline:
-                time.sleep(0.1)
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+        ours = stop_processes(_processes(groups), 5.0, lambda pids: pids & _processes(groups | pids))
         shutil.rmtree(folder, ignore_errors=True)
         if ours:
             raise ClusterError(f"Ray processes left running: {sorted(ours)}")

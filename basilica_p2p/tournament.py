@@ -17,7 +17,12 @@ Where the games run is an :class:`Executor`: :class:`LocalPool` (worker processe
 on this machine) or ``basilica_p2p.cluster.RayPool`` (tasks on a Ray cluster).
 Either way every game is played by :func:`play_pairing` from its own seed, and
 the results come back here, so the standings and files do not depend on it.
-Ctrl-C stops the games still running; the finished ones are kept.
+Ctrl-C or SIGTERM stops the games still running; the finished ones are kept.
+
+Local workers are started fresh (forkserver, or spawn where there is none),
+never forked from this process: a bot built here may have started threads
+(torch's pool does), and a forked copy of a process with threads can block
+forever on a lock one of them held.
 """
 
 from __future__ import annotations
@@ -31,9 +36,11 @@ import os
 import signal
 import statistics
 import sys
+import threading
+import time
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
-from contextlib import AbstractContextManager, nullcontext
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import asdict, dataclass
 from itertools import combinations
 from pathlib import Path
@@ -221,6 +228,44 @@ def _in_worker(fn: Callable[[T], R], item: T) -> R:
     return fn(item)
 
 
+STOP_GRACE = 5.0  # seconds a worker has to unwind after SIGTERM before it is killed
+
+
+def worker_context() -> Any:
+    """How local workers start: a fresh interpreter (forkserver, else spawn), never a fork of
+    this process, which may hold threads (a bot's torch pool) whose locks a fork would copy held."""
+    methods = multiprocessing.get_all_start_methods()
+    return multiprocessing.get_context("forkserver" if "forkserver" in methods else "spawn")
+
+
+def _running(pids: set[int]) -> set[int]:
+    alive = set()
+    for pid in pids:
+        try:
+            os.kill(pid, 0)
+        except (ProcessLookupError, PermissionError):  # gone, or the pid now belongs to another user
+            continue
+        alive.add(pid)
+    return alive
+
+
+def stop_processes(pids: set[int], grace: float, running: Callable[[set[int]], set[int]] = _running) -> set[int]:
+    """SIGTERM to ``pids``, then SIGKILL to those ``running`` still finds after ``grace`` seconds (a
+    process blocked in native code never runs Python's signal handler); returns any left after that."""
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        for pid in pids:
+            try:
+                os.kill(pid, sig)
+            except ProcessLookupError:
+                pass
+        deadline = time.monotonic() + grace
+        while (pids := running(pids)) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        if not pids:
+            break
+    return pids
+
+
 @dataclass(frozen=True)
 class LocalPool:
     """``jobs`` worker processes on this machine; with one job, everything runs in this process."""
@@ -232,9 +277,10 @@ class LocalPool:
             for item in items:
                 yield fn(item)
             return
-        pids: Any = multiprocessing.SimpleQueue()
-        pool = ProcessPoolExecutor(max_workers=min(self.jobs, len(items)), initializer=_worker_started,
-                                   initargs=(pids,))
+        ctx = worker_context()
+        pids: Any = ctx.SimpleQueue()
+        pool = ProcessPoolExecutor(max_workers=min(self.jobs, len(items)), mp_context=ctx,
+                                   initializer=_worker_started, initargs=(pids,))
         finished = False
         try:
             futures = [pool.submit(_in_worker, fn, item) for item in items]
@@ -243,12 +289,30 @@ class LocalPool:
             finished = True
         finally:
             pool.shutdown(wait=False, cancel_futures=True)
-            while not finished and not pids.empty():
-                try:
-                    os.kill(pids.get(), signal.SIGTERM)
-                except ProcessLookupError:
-                    pass
+            if not finished:
+                started = set()
+                while not pids.empty():
+                    started.add(pids.get())
+                stop_processes(started, STOP_GRACE)
             pool.shutdown(wait=True)
+
+
+@contextmanager
+def sigterm_as_interrupt() -> Iterator[None]:
+    """SIGTERM handled as Ctrl-C while the block runs (in the main thread): the driver stops its
+    workers and keeps what finished, instead of dying and leaving them running."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def interrupt(signum: int, frame: Any) -> NoReturn:
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGTERM, interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 class ClusterError(Exception):
@@ -275,11 +339,12 @@ class Played:
 
 def gather(executor: Executor, fn: Callable[[T], R], items: Sequence[T],
            on_result: Callable[[R], None]) -> bool:
-    """Feed ``on_result`` every result as it comes; True if Ctrl-C stopped it first."""
+    """Feed ``on_result`` every result as it comes; True if Ctrl-C or SIGTERM stopped it first."""
     jobs = executor.run(fn, items)
     try:
-        for r in jobs:
-            on_result(r)
+        with sigterm_as_interrupt():
+            for r in jobs:
+                on_result(r)
     except KeyboardInterrupt:
         return True
     finally:

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import hashlib
+import os
 import random
 import subprocess
 import sys
 import warnings
 from collections.abc import Callable
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -19,6 +21,7 @@ from basilica_p2p.engine.components import JESTER
 from basilica_p2p.env import ActionTable, GymEnv, ObservationEncoder, OutOfTable, aec_env, jester_cells, raw_env
 from basilica_p2p.env.actions import ROWS
 
+ROOT = Path(__file__).resolve().parent.parent
 M = default_manifest()
 TABLE = ActionTable(jesters=M.promotion_tokens)
 ENCODER = ObservationEncoder(M)
@@ -237,6 +240,29 @@ def test_the_mask_is_exactly_the_legal_actions_and_games_follow_the_seed() -> No
     assert play(3)[0] != play(4)[0]
 
 
+def test_resets_without_a_seed_deal_other_games_in_every_copy_and_seeded_ones_stay_fixed() -> None:
+    # Gymnasium's vector environments, RLlib's env runners and SuperSuit's copies reset without a
+    # seed: each copy must play games of its own, as Gymnasium's convention has it.
+    def deals(e: object, resets: int, seed: int | None = None) -> list[str]:
+        out = []
+        for k in range(resets):
+            e.reset(seed=seed if k == 0 else None)  # type: ignore[attr-defined]
+            out.append(e.unwrapped.table.game.state_hash())  # type: ignore[attr-defined]
+        return out
+
+    a, b = deals(raw_env(), 2), deals(raw_env(), 2)
+    assert len(set(a + b)) == 4  # two series, each going on from game to game
+    assert deals(raw_env(), 2, seed=5) == deals(raw_env(), 2, seed=5)
+
+    import gymnasium
+
+    vec = gymnasium.vector.SyncVectorEnv([lambda: GymEnv(opponent="random") for _ in range(3)])
+    vec.reset()
+    assert len({env.table.game.state_hash() for env in vec.envs}) == 3
+    assert deals(GymEnv(opponent="random"), 2) != deals(GymEnv(opponent="random"), 2)
+    assert deals(GymEnv(opponent="random"), 2, seed=5) == deals(GymEnv(opponent="random"), 2, seed=5)
+
+
 def test_an_illegal_action_loses_the_wrapped_game_and_raises_in_the_raw_one() -> None:
     e = aec_env()
     e.reset(seed=1)
@@ -276,6 +302,110 @@ def test_gymnasium_check_env_and_a_seeded_game_against_greedy() -> None:
     first = play(11)
     assert first == play(11)
     assert first[0] in (-1.0, 0.0, 1.0) and first[2] > 10
+
+
+def test_gymnasium_make_knows_basilica_v0_even_before_the_package_is_imported() -> None:
+    import gymnasium
+    from gymnasium.utils.env_checker import check_env
+
+    env = gymnasium.make("basilica-v0", opponent="random", ruleset="classic")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        check_env(env.unwrapped)
+    code = ("import gymnasium\n"
+            "e = gymnasium.make('basilica_p2p.env:basilica-v0', opponent='random')\n"
+            "obs, info = e.reset(seed=1)\n"
+            "print(int(obs['action_mask'].sum()) > 0, e.spec.id)\n")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert r.stdout.split() == ["True", "basilica-v0"], r.stderr[-2000:]
+
+
+def test_human_rendering_prints_the_board_after_every_step(capsys: pytest.CaptureFixture[str]) -> None:
+    env = GymEnv(opponent="random", render_mode="human")
+    obs, _ = env.reset(seed=2)
+    assert env.render() is None
+    env.step(int(np.flatnonzero(obs["action_mask"])[0]))
+    boards = capsys.readouterr().out
+    assert boards.count("score") >= 3, boards  # reset, render(), step
+    aec = raw_env(render_mode="human")
+    aec.reset(seed=2)
+    assert "score" in capsys.readouterr().out
+    with pytest.raises(ValueError, match="'ansi' and 'human'"):
+        GymEnv(render_mode="rgb_array")
+
+
+def test_the_pettingzoo_state_is_both_views_side_by_side() -> None:
+    e = raw_env()
+    e.reset(seed=4)
+    for _ in range(30):
+        e.step(int(np.flatnonzero(e.observe(e.agent_selection)["action_mask"])[0]))
+    state = e.state()
+    assert e.state_space.contains(state)
+    views = [e.observe(a)["observation"] for a in ("player_1", "player_2")]
+    assert np.array_equal(state, np.concatenate(views)) and not np.array_equal(*views)
+
+
+def test_the_learner_plays_both_seats_unless_one_is_asked_for() -> None:
+    env = GymEnv(opponent="random")
+    seats = set()
+    for k in range(12):
+        env.reset(seed=k)
+        seats.add(env.seat)
+    assert seats == {0, 1}
+    fixed = GymEnv(opponent="random", seat=1)
+    assert {fixed.reset(seed=k)[1]["seat"] for k in range(4)} == {1}
+
+
+def test_the_flat_layout_goes_through_supersuits_and_gymnasiums_observation_wrappers() -> None:
+    # SuperSuit's flatten, dtype and normalize_obs take a Box, not a Dict: the flat layout is the
+    # vector alone, and the mask travels in info["action_mask"], where PettingZoo looks for it.
+    import gymnasium
+    import supersuit as ss
+    from gymnasium.utils.env_checker import check_env
+    from pettingzoo.test import api_test
+
+    def wrapped() -> object:
+        return ss.normalize_obs_v0(ss.dtype_v0(ss.flatten_v0(aec_env(obs_layout="flat")), np.float32))
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        api_test(wrapped(), num_cycles=100)
+    e = wrapped()
+    e.reset(seed=3)  # type: ignore[attr-defined]
+    rng = np.random.default_rng(3)
+    for agent in e.agent_iter():  # type: ignore[attr-defined]
+        obs, _, term, trunc, info = e.last()  # type: ignore[attr-defined]
+        assert obs.shape == (ENCODER.size,) and 0.0 <= obs.min() and obs.max() <= 1.0
+        e.step(None if term or trunc else int(rng.choice(np.flatnonzero(info["action_mask"]))))  # type: ignore[attr-defined]
+    game = e.unwrapped.table.game  # type: ignore[attr-defined]
+    assert game.over and len(game.history) > 50  # played to the end, never an illegal index
+
+    g = gymnasium.wrappers.NormalizeObservation(GymEnv(opponent="random", obs_layout="flat"))
+    obs, info = g.reset(seed=1)
+    assert obs.shape == (ENCODER.size,) and np.array_equal(info["action_mask"], g.unwrapped.action_masks())
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        check_env(GymEnv(opponent="random", obs_layout="flat"))
+    with pytest.raises(ValueError, match="'dict', 'rllib', 'flat'"):
+        GymEnv(obs_layout="box")
+
+
+def test_the_rllib_layout_has_the_keys_and_types_of_rllibs_action_masking_module() -> None:
+    env = GymEnv(opponent="random", obs_layout="rllib")
+    obs, info = env.reset(seed=1)
+    assert set(obs) == {"observations", "action_mask"} and env.observation_space.contains(obs)
+    assert obs["action_mask"].dtype == np.float32 and np.array_equal(obs["action_mask"], info["action_mask"])
+
+
+def test_rllib_ppo_trains_on_the_env_with_no_adapter(tmp_path: Path) -> None:
+    # The shipped example: RLlib's own action-masking module, the environment by its Gymnasium id.
+    # Its home folder is a temporary one: Ray writes nothing into the user's (~/.ray, ~/ray_results).
+    env = {**os.environ, "HOME": str(tmp_path)}
+    r = subprocess.run([sys.executable, str(ROOT / "examples" / "rllib_ppo.py"), "--iterations", "1",
+                        "--batch", "200"], capture_output=True, text=True, timeout=300, env=env, cwd=tmp_path)
+    assert r.returncode == 0, r.stderr[-3000:]
+    assert "iteration 1: 200" in r.stdout, r.stdout + r.stderr[-2000:]
+    assert not (tmp_path / ".ray").exists()
 
 
 # --- OpenSpiel ----------------------------------------------------------------
@@ -370,6 +500,22 @@ def test_openspiel_ismcts_and_mcts_bots_play_a_whole_game() -> None:
     assert min(decisions) > 10 and sorted(state.returns()) in ([-1.0, 1.0], [0.0, 0.0])
 
 
+def test_openspiels_evaluate_bots_plays_a_game_with_the_ismcts_bot_of_this_package() -> None:
+    # evaluate_bots calls restart_at first; OpenSpiel's Python ISMCTSBot has none, ours has.
+    import pyspiel
+    from open_spiel.python.algorithms import mcts
+    from open_spiel.python.algorithms.evaluate_bots import evaluate_bots
+
+    from basilica_p2p.env.spiel import ISMCTSBot
+
+    game = pyspiel.load_game("python_basilica")
+    rs = np.random.RandomState(8)
+    rollout = mcts.RandomRolloutEvaluator(1, rs)
+    bots = [ISMCTSBot(game, rollout, 2.0, max_simulations=3, random_state=rs),
+            mcts.MCTSBot(game, uct_c=2.0, max_simulations=3, evaluator=rollout, random_state=rs, solve=False)]
+    assert sorted(evaluate_bots(game.new_initial_state(), bots, rs)) in ([-1.0, 1.0], [0.0, 0.0])
+
+
 def test_openspiel_information_states_hide_the_other_players_secret_jester_colours() -> None:
     import pyspiel
 
@@ -432,9 +578,7 @@ def test_the_package_works_without_the_rl_extra_and_says_how_to_get_it() -> None
 
 
 def test_the_training_example_runs_and_reports_both_policies() -> None:
-    from pathlib import Path
-
-    example = Path(__file__).resolve().parent.parent / "examples" / "rl_action_prior.py"
+    example = ROOT / "examples" / "rl_action_prior.py"
     out = subprocess.run([sys.executable, str(example), "--games", "40", "--eval", "10"],
                          capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr

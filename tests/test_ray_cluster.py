@@ -34,11 +34,35 @@ BIN = Path(sys.executable).parent
 LINE_BOT = "cmd:python3 examples/line_bot.py"  # a relative path: shipped in the job's working folder
 
 
+STALE_TOKEN = "0" * 64  # what ~/.ray/auth_token holds after any ray.init() of Ray 2.5x, for some other cluster
+
+
 @pytest.fixture(scope="module")
-def ray_address() -> Iterator[str]:
+def ray_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """A home folder whose ~/.ray/auth_token belongs to another cluster: the cluster must start and be
+    used all the same (Ray 2.5x turned token authentication on for the head node alone, and refused the rest)."""
+    home = tmp_path_factory.mktemp("ray-home")
+    (home / ".ray").mkdir()
+    (home / ".ray" / "auth_token").write_text(STALE_TOKEN)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("HOME", str(home))
+        yield home
+
+
+@pytest.fixture(scope="module")
+def ray_address(ray_home: Path) -> Iterator[str]:
     # Stopped by process id afterwards; local_cluster raises if any of its processes is left.
     with local_cluster(nodes=2, cpus=1) as address:
         yield address
+
+
+def test_the_local_cluster_starts_and_plays_whatever_token_the_home_folder_holds(ray_address: str, ray_home: Path,
+                                                                                 tmp_path: Path) -> None:
+    r = basilica("tournament", "--bots", "random,greedy", "--games", "2", "--ray", ray_address,
+                 "--out", str(tmp_path / "out"))
+    assert r.returncode == 0, r.stderr[-3000:]
+    assert len(json.loads((tmp_path / "out" / "tournament.json").read_text())["games"]) == 2
+    assert (ray_home / ".ray" / "auth_token").read_text() == STALE_TOKEN  # neither used nor replaced
 
 
 def basilica(*args: str, env: dict[str, str] | None = None, timeout: float = 60) -> subprocess.CompletedProcess[str]:
@@ -178,3 +202,28 @@ def test_without_ray_installed_the_message_names_the_extra(monkeypatch: pytest.M
     with pytest.raises(ClusterError, match=r"pip install 'basilica-p2p\[ray\]'"):
         with executor_for(1, "auto", ["random", "greedy"]):
             pass
+
+
+def test_a_trained_policy_is_shipped_to_the_cluster_with_its_model_file(ray_address: str, tmp_path: Path) -> None:
+    r = subprocess.run([sys.executable, str(ROOT / "examples" / "train_maskable_ppo.py"), "--steps", "128", "--eval",
+                        "0", "--out", "model.zip"], cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr[-3000:]
+    # The model lies only in tmp_path, named by a relative path: the workers get it in their folder.
+    r = subprocess.run([str(BIN / "basilica"), "tournament", "--bots", "policy:model.zip,random", "--games", "2",
+                        "--ray", ray_address, "--out", str(tmp_path / "out")], cwd=tmp_path, capture_output=True,
+                       text=True, timeout=120)
+    assert r.returncode == 0, r.stderr[-3000:]
+    data = json.loads((tmp_path / "out" / "tournament.json").read_text())
+    assert len(data["games"]) == 2 and data["forfeits"] == 0
+
+
+def test_an_analysis_on_the_cluster_gives_the_figures_of_one_process(ray_address: str, tmp_path: Path) -> None:
+    copies = []
+    for name in ("here", "there"):
+        copies.append(tmp_path / f"{name}.replay")
+        copies[-1].write_bytes((ROOT / "replays" / "classic-greedy-vs-greedy.replay").read_bytes())
+    here = basilica("replay", "analyse", str(copies[0]), "--seat", "2", "--playouts", "10", "--jobs", "1")
+    there = basilica("replay", "analyse", str(copies[1]), "--seat", "2", "--playouts", "10", "--ray", ray_address)
+    assert here.returncode == 0 == there.returncode, there.stderr[-3000:]
+    table = [line for line in here.stdout.splitlines()[1:] if not line.startswith("saved")]
+    assert len(table) > 20 and table == [line for line in there.stdout.splitlines()[1:] if not line.startswith("saved")]

@@ -5,6 +5,12 @@ from __future__ import annotations
 import csv
 import json
 import math
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
 from pathlib import Path
 
 import pytest
@@ -116,3 +122,108 @@ def test_a_rerun_never_overwrites_the_default_folder(tmp_path: Path, monkeypatch
     again = runner.invoke(app, [*args, "--out", str(runs / "s")])
     assert again.exit_code == 0, again.output
     assert f"saved {runs / 's' / 'tournament.json'}" in again.stdout and "replacing" in again.stdout, again.stdout
+
+
+BIN = Path(sys.executable).parent
+
+TORCH_BOT = """
+    import torch
+
+
+    class TorchBot:
+        name = "torchbot"
+
+        def __init__(self, manifest=None, seed=0):
+            self.w = torch.randn(256, 256)
+            (self.w @ self.w).sum()  # torch's thread pool starts in the process that builds the bot
+
+        def choose(self, obs, legal):
+            return legal[int((self.w @ self.w).sum().abs().item()) % len(legal)]
+"""
+
+
+def run_bounded(args: list[str], env: dict[str, str], cwd: Path, seconds: float) -> subprocess.CompletedProcess[str]:
+    """``basilica ARGS`` in a session of its own; if it has not ended after ``seconds``, it and every
+    worker it started are killed and the test fails: a hang must not outlive the test."""
+    proc = subprocess.Popen([str(BIN / "basilica"), *args], cwd=cwd, env=env, start_new_session=True,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        out, err = proc.communicate(timeout=seconds)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.communicate()
+        pytest.fail(f"basilica {' '.join(args)} was still running after {seconds:.0f} s")
+    return subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
+
+
+def test_a_bot_that_started_torch_threads_in_the_driver_still_plays_in_worker_processes(tmp_path: Path) -> None:
+    # The command builds every bot once to check its name, so torch's threads run in the driver
+    # before any worker starts; a worker forked from it blocked forever on torch's first call.
+    (tmp_path / "torch_bot.py").write_text(textwrap.dedent(TORCH_BOT))
+    env = {**os.environ, "PYTHONPATH": str(tmp_path)}
+    r = run_bounded(["tournament", "--bots", "torch_bot:TorchBot,random", "--games", "2", "--jobs", "2",
+                     "--out", str(tmp_path / "out")], env, tmp_path, 240)
+    assert r.returncode == 0, r.stderr[-3000:]
+    data = json.loads((tmp_path / "out" / "tournament.json").read_text())
+    assert len(data["games"]) == 2 and data["forfeits"] == 0
+
+
+DEAF_BOT = """
+    import os
+    import signal
+    import time
+    from pathlib import Path
+
+    MARKS = Path({marks!r})
+
+
+    class Deaf:
+        name = "deaf"
+
+        def choose(self, obs, legal):
+            # As a bot blocked in native code: Python's SIGTERM handler never gets to run.
+            signal.pthread_sigmask(signal.SIG_BLOCK, {{signal.SIGTERM}})
+            (MARKS / str(os.getpid())).touch()
+            while True:
+                time.sleep(1)
+"""
+
+
+def alive(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+def test_sigterm_stops_the_tournament_and_its_workers_and_keeps_the_finished_games(tmp_path: Path) -> None:
+    marks = tmp_path / "marks"
+    marks.mkdir()
+    (tmp_path / "deaf_bot.py").write_text(textwrap.dedent(DEAF_BOT.format(marks=str(marks))))
+    env = {**os.environ, "PYTHONPATH": str(tmp_path)}
+    # random-greedy games come first in the schedule; every game of the deaf bot hangs for good.
+    proc = subprocess.Popen([str(BIN / "basilica"), "tournament", "--bots", "random,greedy,deaf_bot:Deaf",
+                             "--games", "2", "--jobs", "2", "--seed", "term", "--out", str(tmp_path / "out")],
+                            cwd=tmp_path, env=env, start_new_session=True, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 120
+        while len(list(marks.iterdir())) < 2 and time.monotonic() < deadline:
+            time.sleep(0.1)
+        workers = [int(p.name) for p in marks.iterdir()]
+        assert len(workers) == 2, "the deaf bot's games did not start in both workers"
+        time.sleep(0.5)  # the driver has the two finished games by now
+        proc.send_signal(signal.SIGTERM)  # to the driver alone, as `kill PID` sends it
+        out, err = proc.communicate(timeout=60)
+    finally:
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        proc.communicate()
+    assert proc.returncode == 130, err[-3000:]
+    assert "interrupted: 2 games finished" in " ".join(out.split()), out
+    data = json.loads((tmp_path / "out" / "tournament.json").read_text())
+    assert [(g["p1"], g["p2"]) for g in data["games"]] == [("greedy", "random"), ("random", "greedy")]
+    assert not [pid for pid in workers if alive(pid)], "workers were left running"
+    assert "Traceback" not in err

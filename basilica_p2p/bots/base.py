@@ -34,10 +34,12 @@ def bot_rng_seed(game_seed: bytes, seat: int) -> int:
 
 
 def make_bot(spec: str, manifest: Manifest, seed: int) -> Bot:
-    """Build a bot from its command-line name: ``random``, ``greedy``, ``mcts[:options]`` or ``module:Class``.
+    """Build a bot from its command-line name: ``random``, ``greedy``, ``mcts[:options]``, ``cmd:PROGRAM``,
+    ``policy:PATH`` (a saved MaskablePPO model), ``module:Class`` or ``module:function``.
 
     A ``module:Class`` bot is imported and built as ``Class(manifest=..., seed=...)``
-    (or ``Class()`` if it takes no arguments); docs/bots.md describes the interface.
+    (or ``Class()`` if it takes no arguments); a ``module:function`` is a policy from
+    (observation, mask) to an action index (bots/policy.py); docs/bots.md describes both.
     """
     from .greedy import GreedyBot
     from .random_bot import RandomBot
@@ -59,9 +61,14 @@ def make_bot(spec: str, manifest: Manifest, seed: int) -> Bot:
             return ExternalBot(text[4:], seed)
         except ValueError as e:
             raise BotSpecError(str(e)) from None
+    if name.startswith("policy:"):
+        from .policy import policy_from_spec  # a trained model (bots/policy.py)
+
+        return policy_from_spec(text, manifest)
     if ":" in text:
         return _load_bot(text, manifest, seed)
-    raise BotSpecError(f"unknown bot {spec!r} (known: random, greedy, mcts, module:Class or cmd:PROGRAM)")
+    raise BotSpecError(f"unknown bot {spec!r} (known: random, greedy, mcts, module:Class, module:function, "
+                       "policy:PATH or cmd:PROGRAM)")
 
 
 def _load_bot(spec: str, manifest: Manifest, seed: int) -> Bot:
@@ -75,6 +82,10 @@ def _load_bot(spec: str, manifest: Manifest, seed: int) -> Bot:
     cls = getattr(module, class_name, None)
     if cls is None:
         raise BotSpecError(f"module {module_name!r} has no {class_name!r}")
+    if callable(cls) and not isinstance(cls, type):  # a function: a policy over the encoded game
+        from .policy import PolicyBot
+
+        return PolicyBot(cls, manifest, name=class_name)
     try:
         try:
             bot = cls(manifest=manifest, seed=seed)

@@ -28,6 +28,7 @@ import math
 import random
 import time as _time
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from ..engine import Action, Game, Manifest, Observation
 from .base import sample_game
@@ -47,6 +48,22 @@ class _Node:
         self.value = 0.0  # summed rewards, from the side of the player who moved into this node
         self.avail = 0  # how often this node's action was available when its parent was visited
         self.prior: dict[Action, float] = {}  # one-ply value of each action for the player to move
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """What a search found at one decision: its choice, and the values (expected score difference
+    from the decider's side, in points) of its choice and of the action played."""
+
+    best: Action
+    best_value: float
+    played_value: float
+    playouts: int
+
+    @property
+    def loss(self) -> float:
+        """Points the action played gave away against the search's choice (never below 0)."""
+        return max(0.0, self.best_value - self.played_value)
 
 
 class MctsBot:
@@ -86,22 +103,56 @@ class MctsBot:
     def choose(self, obs: Observation, legal: Sequence[Action]) -> Action:
         if len(legal) == 1:
             return legal[0]
-        start = _time.perf_counter()
-        deadline = None if self.time is None else start + self.time
-        me = obs.player
         root = _Node()
-        legal_set = set(legal)
+        self.last_iterations = self._search(root, obs, set(legal), self.time, self.playouts)
+        best = self._most_visited(root, legal)
+        if best is None:  # pragma: no cover - only if ``legal`` and the rules disagree
+            return legal[self._rng.randrange(len(legal))]
+        return best
+
+    def estimate(self, obs: Observation, legal: Sequence[Action], played: Action) -> Estimate:
+        """The search's values of its own choice and of ``played`` at this decision, in points.
+
+        The search runs as for :meth:`choose`; then, if ``played`` is not its choice, a
+        quarter of that budget again goes to ``played`` alone, so that both values rest
+        on enough playouts (a move the search disliked is otherwise barely visited).
+        A value is the mean of the squashed leaf values below the action, turned back
+        into a score difference from ``obs.player``'s side.
+        """
+        if played not in legal:
+            raise ValueError(f"{played} is not among the legal actions")
+        root = _Node()
+        n = self._search(root, obs, set(legal), self.time, self.playouts)
+        best = self._most_visited(root, legal) or played
+        if best != played:
+            n += self._search(root, obs, {played}, None if self.time is None else self.time / 4,
+                              None if self.playouts is None else max(1, self.playouts // 4))
+        self.last_iterations = n
+        return Estimate(best, self._points(root.children[best]), self._points(root.children[played]), n)
+
+    def _points(self, node: _Node) -> float:
+        mean = node.value / node.visits if node.visits else 0.0
+        return self.scale * math.atanh(max(-0.999, min(0.999, mean)))
+
+    def _search(self, root: _Node, obs: Observation, allowed: set[Action], seconds: float | None,
+                playouts: int | None) -> int:
+        """Playouts from ``root`` within ``seconds`` or ``playouts`` (at least one), the root's
+        actions limited to ``allowed``; returns how many ran."""
+        deadline = None if seconds is None else _time.perf_counter() + seconds
         n = 0
         while True:
-            if self.playouts is not None:
-                if n >= self.playouts:
+            if playouts is not None:
+                if n >= playouts:
                     break
             elif n > 0 and _time.perf_counter() >= deadline:  # type: ignore[operator]
                 break
             g = sample_game(obs, self._manifest, self._rng)
-            self._iterate(root, g, me, legal_set)
+            self._iterate(root, g, obs.player, allowed)
             n += 1
-        self.last_iterations = n
+        return n
+
+    @staticmethod
+    def _most_visited(root: _Node, legal: Sequence[Action]) -> Action | None:
         best = None
         best_key = None
         for a in legal:
@@ -111,8 +162,6 @@ class MctsBot:
             key = (child.visits, child.value / child.visits if child.visits else 0.0, root.prior.get(a, 0.0))
             if best_key is None or key > best_key:
                 best, best_key = a, key
-        if best is None:  # pragma: no cover - only if ``legal`` and the rules disagree
-            return legal[self._rng.randrange(len(legal))]
         return best
 
     # --- one iteration --------------------------------------------------------

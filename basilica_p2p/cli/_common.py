@@ -132,7 +132,7 @@ def _at_terminal() -> bool:
 
 
 def bot_label(spec: str) -> str:
-    """A short name for a bot's identity: ``greedy``, ``mcts``, ``MyBot``, ``cmd-line_bot``."""
+    """A short name for a bot's identity: ``greedy``, ``mcts``, ``MyBot``, ``cmd-line_bot``, ``policy-model``."""
     import re
 
     text = spec.strip()
@@ -140,6 +140,8 @@ def bot_label(spec: str) -> str:
         words = text[4:].split()
         program = Path(words[-1] if words and words[0].startswith("python") else (words[0] if words else "bot"))
         text = "cmd-" + program.stem
+    elif text.lower().startswith("policy:"):
+        text = "policy-" + Path(text[7:].strip()).stem
     elif ":" in text:
         head, _, tail = text.partition(":")
         text = head if head.lower() in ("mcts",) else tail

@@ -252,6 +252,9 @@ def play_cmd(
     typer.echo(verdict.line())
     if not verdict.ok:
         raise typer.Exit(1)
+    manifest_option = f" --manifest {manifest}" if manifest is not None else ""
+    typer.echo(f"analyse it: basilica replay analyse {result.replay}{manifest_option}  (the search bot's view of "
+               "every move; 'basilica replay html' then draws it)")
 
 
 def demo_cmd(

@@ -240,3 +240,78 @@ def replay_html(
         raise fail(f"{file}: {e}", code=1) from None
     steps = len(data["steps"]) - 1 if data["steps"] else 0
     typer.echo(f"{target}: {steps} move{'' if steps == 1 else 's'}, {data['result']['text']}")
+
+
+@replay_app.command("analyse")
+def replay_analyse(
+    file: Path = typer.Argument(..., help="A replay file of a finished game."),
+    seat: Optional[int] = typer.Option(None, "--seat", min=1, max=2, help="Analyse player 1's or player 2's "
+                                       "decisions only (default: both players')."),
+    time: Optional[float] = typer.Option(None, "--time", metavar="S", min=0.01, max=60,
+                                         help="Seconds of search per decision (default 0.5)."),
+    playouts: Optional[int] = typer.Option(None, "--playouts", metavar="N", min=1, max=1_000_000,
+                                           help="Playouts per decision instead of a time: the same figures "
+                                           "on any machine."),
+    jobs: int = typer.Option(2, "--jobs", "-j", min=1, max=64, help="Worker processes."),
+    ray: Optional[str] = typer.Option(None, "--ray", metavar="auto|ADDRESS", help="Search the decisions as tasks "
+                                      "on this running Ray cluster instead of --jobs processes (docs/cluster.md)."),
+    manifest: list[Path] = typer.Option([], "--manifest", metavar="FILE", help="The manifest the game uses, if not the default."),
+) -> None:
+    """For each decision, the search bot's value of the move played against the best it finds.
+
+    Values are expected score differences in points, from the decider's side; a move that gives away 3 points or
+    more is an inaccuracy, 8 or more a blunder. The search sees only what the player saw then (docs/viewer.md).
+    The results are saved beside the replay as FILE.analysis.json and reused by a later run with the same budget,
+    and by 'replay html', which draws them. Ctrl-C stops it and keeps what was found.
+    """
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+    from ..replay.analysis import BLUNDER, INACCURACY, AnalysisError, Budget, analyse
+    from ..tournament import ClusterError, executor_for, gather
+
+    if time is not None and playouts is not None:
+        raise fail("give --time or --playouts, not both")
+    budget = Budget(time=time, playouts=playouts)
+    seats = (0, 1) if seat is None else (seat - 1,)
+    bar = Progress(TextColumn("decisions"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
+                   console=Console(stderr=True), transient=True)
+    task = bar.add_task("decisions", total=0)
+
+    def run(fn, items, on_result):  # type: ignore[no-untyped-def]
+        def done(j):  # type: ignore[no-untyped-def]
+            on_result(j)
+            bar.advance(task)
+
+        with executor_for(jobs, ray) as executor, bar:
+            return gather(executor, fn, items, done)
+
+    try:
+        result, interrupted = analyse(file, load_manifests(manifest), seats, budget, run,
+                                      on_start=lambda total: bar.update(task, total=total))
+    except AnalysisError as e:
+        raise fail(f"{file}: {e}", code=1) from None
+    except ClusterError as e:
+        raise fail(str(e)) from None
+    names = result.names
+    who = "both players" if seat is None else f"{names[seat - 1]} (player {seat})"
+    typer.echo(f"{file}: {names[0]} (player 1) vs {names[1]} (player 2); decisions of {who}; "
+               f"mcts, {result.budget.words()} a decision")
+    typer.echo(f"{'move':>5} {'turn':>4}  {'player':<12} {'played':<14} {'value':>6}  {'best':<14} {'value':>6} "
+               f"{'loss':>5}")
+    for j in result.judged:
+        typer.echo(f"{j.move:>5} {j.turn:>4}  {names[j.player][:12]:<12} {j.played:<14} {j.played_value:>+6.1f}  "
+                   f"{j.best:<14} {j.best_value:>+6.1f} {j.loss:>5.1f}  {j.mark}".rstrip())
+    for p in seats:
+        n, mean, inaccuracies, blunders = result.summary(p)
+        typer.echo(f"{names[p]} (player {p + 1}): {n} decision{'' if n == 1 else 's'}, mean loss {mean:.1f} "
+                   f"points, {inaccuracies} inaccurac{'y' if inaccuracies == 1 else 'ies'} (>= {INACCURACY:g}), "
+                   f"{blunders} blunder{'' if blunders == 1 else 's'} (>= {BLUNDER:g})")
+    if result.saved is not None:
+        again = f" ({result.reused} reused from it)" if result.reused else ""
+        typer.echo(f"saved {result.saved}{again}")
+    if result.save_error:
+        typer.echo(f"warning: {result.save_error}", err=True)
+    if interrupted:
+        typer.echo(f"interrupted: {len(result.judged)} decisions analysed", err=True)
+        raise typer.Exit(130)

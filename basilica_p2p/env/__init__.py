@@ -3,6 +3,7 @@
     from basilica_p2p.env import aec_env, GymEnv, ActionTable
     e = aec_env(festum=True)                  # PettingZoo AEC, both seats
     g = GymEnv(opponent="greedy")             # Gymnasium, one seat against a bot
+    g = gymnasium.make("basilica-v0", opponent="greedy")   # the same, registered on import
     import basilica_p2p.env.spiel             # registers "python_basilica" with OpenSpiel
 
 The action index space and the observation encoding are documented in
@@ -13,7 +14,7 @@ the engine imports this package.
 from __future__ import annotations
 
 try:
-    import gymnasium  # noqa: F401
+    import gymnasium
     import numpy  # noqa: F401
     import pettingzoo  # noqa: F401
 except ImportError as _e:  # pragma: no cover - exercised in a venv without the extra
@@ -25,6 +26,12 @@ from .actions import ActionTable, OutOfTable, jester_cells  # noqa: E402
 from .aec import env as aec_env  # noqa: E402
 from .aec import raw_env  # noqa: E402
 from .gym import GymEnv  # noqa: E402
+from .layout import Layout  # noqa: E402
 from .observation import ObservationEncoder  # noqa: E402
 
-__all__ = ["ActionTable", "GymEnv", "ObservationEncoder", "OutOfTable", "aec_env", "jester_cells", "raw_env"]
+GYM_ID = "basilica-v0"
+if GYM_ID not in gymnasium.registry:  # importing twice (or under two names) registers once
+    gymnasium.register(id=GYM_ID, entry_point="basilica_p2p.env.gym:GymEnv")
+
+__all__ = ["GYM_ID", "ActionTable", "GymEnv", "Layout", "ObservationEncoder", "OutOfTable", "aec_env", "jester_cells",
+           "raw_env"]

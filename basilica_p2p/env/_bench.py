@@ -38,10 +38,14 @@ class _RandomAgent:
         self._uniforms: list[float] = []
 
     def __call__(self, mask: np.ndarray) -> int:
+        legal = np.flatnonzero(mask)
+        return int(legal[self.pick(len(legal))])
+
+    def pick(self, n: int) -> int:
+        """A uniform index below ``n``."""
         if not self._uniforms:
             self._uniforms = self._rng.random(4096).tolist()
-        legal = np.flatnonzero(mask)
-        return int(legal[int(self._uniforms.pop() * len(legal))])
+        return int(self._uniforms.pop() * n)
 
 
 class _Clock:
@@ -76,6 +80,52 @@ def _aec(make: Callable[..., Any], games: int, observe: bool, festum: bool) -> t
             e.step(agent_of(mask))
             steps += 1
     return (steps, *clock.read())
+
+
+def _ratio(games: int, festum: bool) -> tuple[int, float, int, float]:
+    """Issue 24's figure: an observed step against a pure engine decision, game by game alternately
+    (so that both see the same load), the agent's own choice timed in neither.
+
+    An observed step is ``env.last()`` (the observation encoded, the mask) and ``env.step(i)`` of
+    ``raw_env``; an engine decision is ``legal_actions()`` and ``apply()`` on a bare ``Game`` of the
+    same deal.  The choices are uniform over the legal actions in both; the engine's are drawn in
+    its own order of them, so its games differ from the environment's after the first move.
+    Returns (steps, seconds, decisions, seconds), wall-clock time of the parts timed only.
+    """
+    from ..engine import Game
+    from ._core import Setting, game_seed
+
+    setting = Setting(festum=festum)
+    manifest, options = setting.the_manifest(), setting.options
+    e = raw_env(festum=festum)
+    env_agent, engine_agent = _RandomAgent(0), _RandomAgent(0)
+    clock = time.perf_counter_ns
+    steps = decisions = 0
+    env_ns = engine_ns = 0
+    for game in range(games):
+        g = Game.new(manifest, options, game_seed(game, 0))
+        while not g.over:
+            t0 = clock()
+            legal = g.legal_actions()
+            t1 = clock()
+            choice = legal[engine_agent.pick(len(legal))]
+            t2 = clock()
+            g.apply(choice)
+            engine_ns += clock() - t2 + t1 - t0
+            decisions += 1
+        e.reset(seed=game)
+        while True:
+            t0 = clock()
+            obs, _, term, trunc, _ = e.last()
+            t1 = clock()
+            if term or trunc:
+                break
+            choice_index = env_agent(obs["action_mask"])
+            t2 = clock()
+            e.step(choice_index)
+            env_ns += clock() - t2 + t1 - t0
+            steps += 1
+    return steps, env_ns / 1e9, decisions, engine_ns / 1e9
 
 
 def _gym(games: int, festum: bool) -> tuple[int, float, float]:
@@ -125,6 +175,12 @@ def bench_env(games: int, festum: bool, machine: str) -> None:
     print("issue 14, env steps with random masked actions, observation read every step (target >= 10,000 per core):")
     print(f"  {steps / cpu:,.0f} steps/s per core  [PettingZoo raw_env, env.last() + step, {label}; "
           f"{steps / wall:,.0f}/s wall clock; {steps} steps in {games} games]")
+    observed, observed_s, decided, decided_s = _ratio(games, festum)
+    print("issue 24, an observed step against a pure engine decision (target: at most 3x):")
+    print(f"  {(observed_s / observed) / (decided_s / decided):.2f}x  [{observed_s / observed * 1e6:.1f} us an observed "
+          f"step (raw_env last() + step, {observed} steps) against {decided_s / decided * 1e6:.1f} us an engine "
+          f"decision (legal_actions + apply, {decided} decisions): {observed / observed_s:,.0f} steps/s against "
+          f"{decided / decided_s:,.0f} decisions/s; game by game alternately, the agent's choice in neither]")
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     print(f"machine: {machine}; load average {load:.1f} (other work shares the cores: CPU time is the per-core figure)")
     print("other loops, one core each:")

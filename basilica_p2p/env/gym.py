@@ -7,6 +7,12 @@ colours), before control returns.  Observations are the AEC environment's
 ``{"observation", "action_mask"}``; the mask is also in ``info``.  An
 illegal action ends the episode as a loss (reward -1, ``info["illegal"]``).
 Everything, the opponent's choices included, follows from the reset seed.
+
+The learner's seat is drawn at each reset (from its seed) unless ``seat``
+fixes it: the seats are not alike (player 1 moves first; the other answers
+in the middle of its turns), so a learner kept to one seat learns half the game.
+Registered with Gymnasium as ``basilica-v0`` (``gymnasium.make("basilica_p2p.env:basilica-v0")``
+imports this package first).
 """
 
 from __future__ import annotations
@@ -19,24 +25,22 @@ from gymnasium import spaces
 
 from ..bots import Bot, bot_rng_seed, make_bot
 from ..engine import Manifest, observe
-from ..render import render_board
-from ._core import Setting, Table, outcome
-from .aec import observation_space
+from ._core import RENDER_MODES, Setting, Table, check_render_mode, outcome, render
+from .layout import Layout, arrange, observation_space
 
 
 class GymEnv(gymnasium.Env):  # type: ignore[type-arg]
-    metadata = {"render_modes": ["ansi"]}
+    metadata = {"render_modes": list(RENDER_MODES)}
 
-    def __init__(self, opponent: str | Bot = "greedy", seat: int | None = 0, ruleset: str = "portal2022",
+    def __init__(self, opponent: str | Bot = "greedy", seat: int | None = None, ruleset: str = "portal2022",
                  festum: bool = False, festum_removal: bool = False, manifest: Manifest | None = None,
-                 render_mode: str | None = None) -> None:
+                 render_mode: str | None = None, obs_layout: Layout | str = Layout.DICT) -> None:
         if seat not in (0, 1, None):
             raise ValueError("seat is 0 (player 1), 1 (player 2) or None (drawn at each reset)")
-        if render_mode not in (None, "ansi"):
-            raise ValueError(f"render_mode {render_mode!r} is not supported (only 'ansi')")
-        self.render_mode = render_mode
+        self.render_mode = check_render_mode(render_mode)
+        self.layout = Layout.of(obs_layout)
         self.table = Table(Setting(ruleset, festum, festum_removal, manifest))
-        self.observation_space = observation_space(self.table)
+        self.observation_space = observation_space(self.table, self.layout)
         self.action_space = spaces.Discrete(self.table.actions.size)
         self._opponent_spec = opponent
         self._seat_choice = seat
@@ -44,10 +48,8 @@ class GymEnv(gymnasium.Env):  # type: ignore[type-arg]
         self._opponent: Bot | None = None
 
     def reset(self, *, seed: int | None = None,
-              options: dict[str, Any] | None = None) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
-        if seed is None and self._np_random is None:
-            seed = 0  # like the AEC environment: no seed at all still means one fixed series of games
-        super().reset(seed=seed)
+              options: dict[str, Any] | None = None) -> tuple[np.ndarray | dict[str, np.ndarray], dict[str, Any]]:
+        super().reset(seed=seed)  # a first reset without a seed draws one from the operating system
         game_seed = self.np_random.bytes(32)
         if self._seat_choice is None:
             self.seat = int(self.np_random.integers(2))
@@ -58,9 +60,11 @@ class GymEnv(gymnasium.Env):  # type: ignore[type-arg]
             if isinstance(spec, str) else spec
         self.table.new_game(game_seed)
         self._opponent_moves()
+        if self.render_mode == "human":
+            self.render()
         return self._observe(), self._info()
 
-    def step(self, action: int) -> tuple[dict[str, np.ndarray], float, bool, bool, dict[str, Any]]:
+    def step(self, action: int) -> tuple[np.ndarray | dict[str, np.ndarray], float, bool, bool, dict[str, Any]]:
         game = self.table.game
         if game is None or game.over:
             raise RuntimeError("step() after the episode ended: call reset()")
@@ -69,6 +73,8 @@ class GymEnv(gymnasium.Env):  # type: ignore[type-arg]
             return self._observe(), -1.0, True, False, {**self._info(), "illegal": True}
         self.table.apply(act)
         self._opponent_moves()
+        if self.render_mode == "human":
+            self.render()
         return self._observe(), outcome(game, self.seat), game.over, False, self._info()
 
     def _opponent_moves(self) -> None:
@@ -83,10 +89,10 @@ class GymEnv(gymnasium.Env):  # type: ignore[type-arg]
         game = self.table.game
         if game is None or game.over:
             return np.zeros(self.table.actions.size, np.int8)
-        return self.table.mask().copy()
+        return self.table.fresh_mask()
 
-    def _observe(self) -> dict[str, np.ndarray]:
-        return {"observation": self.table.observation(self.seat), "action_mask": self._mask()}
+    def _observe(self) -> np.ndarray | dict[str, np.ndarray]:
+        return arrange(self.layout, self.table.observation(self.seat), self._mask())
 
     def _info(self) -> dict[str, Any]:
         game = self.table.game
@@ -98,6 +104,4 @@ class GymEnv(gymnasium.Env):  # type: ignore[type-arg]
         return self._mask()
 
     def render(self) -> str | None:
-        if self.render_mode is None or self.table.game is None:
-            return None
-        return render_board(self.table.game)
+        return render(self.table.game, self.render_mode)

@@ -14,6 +14,8 @@ from __future__ import annotations
 
 from array import array
 from dataclasses import dataclass, field
+from itertools import compress
+from operator import is_not, ne
 
 import numpy as np
 
@@ -110,6 +112,11 @@ class ObservationEncoder:
         """The observation as a new float32 vector of :attr:`size` values."""
         return self._update(obs).view.copy()
 
+    def current(self, player: int) -> np.ndarray:
+        """The vector of the last observation of ``player`` encoded (read-only: it is rewritten by the
+        next encoding of that player); KeyError if there was none."""
+        return self._seats[player].view
+
     def encode_into(self, obs: Observation, out: np.ndarray) -> None:
         """Write the encoding of ``obs`` into ``out`` (all of it: ``out`` need not be zeroed)."""
         out[:] = self._update(obs).view
@@ -148,26 +155,28 @@ class ObservationEncoder:
         ones: list[int] = []  # indices set to 1, written at the end (after every clearing)
         cells = self.rows * WIDTH
         seen = self._seen
-        seen_changed = False
+        # Tiles seen vault face up: each place that shows one (a cell, a market space, the discard
+        # pile) counts it; a tile's value is 1 while its count is above 0.  ``came`` and ``gone``
+        # are this step's counts up and down, applied at the end.
+        came: list[int] = []
+        gone: list[int] = []
         if old is None or obs.vaults != old.vaults:
             # Cell by cell: a face object stands for its value, so the same object is the same bits.
             now = dict(obs.vaults)
             before = seat.vault_faces
             table = self._vault_cells
-            vault_seen = seat.vault_seen
             for c, f in before.items():
                 if now.get(c) is not f:
-                    vault_seen.discard(seen[f.tile])
+                    gone.append(seen[f.tile])
                     if c < cells:
                         for i in table[f.colors + 16 * f.crown][c]:
                             a[i] = 0.0
             for c, f in now.items():
                 if before.get(c) is not f:
-                    vault_seen.add(seen[f.tile])
+                    came.append(seen[f.tile])
                     if c < cells:  # cells beyond the table's rows are left out (docs/rl.md, "Limits")
                         ones.extend(table[f.colors + 16 * f.crown][c])
             seat.vault_faces = now
-            seen_changed = True
         if old is None or obs.scaffold != old.scaffold or obs.glass != old.glass or obs.altars != old.altars:
             clear(5 * cells, 8 * cells)
             for plane, group in ((5, obs.scaffold), (6, obs.glass), (7, obs.altars)):
@@ -192,11 +201,19 @@ class ObservationEncoder:
         # Faces slot by slot, by identity (comparing unequal faces would call the dataclass's __eq__).
         blocks = self._blocks
         none3 = (None, None, None)
-        if self._faces(a, blocks["market"][0], VAULT, obs.market, old.market if old else none3):
-            seat.market_seen = {seen[vf.tile] for vf in obs.market if vf is not None}
-            seen_changed = True
-        self._faces(a, blocks["orders"][0], FACE, obs.orders, old.orders if old else none3)
-        self._faces(a, blocks["stack_top"][0], FACE, (obs.stack_top,), (old.stack_top if old else None,))
+        # Most steps change no face of a block: that is found in C before any Python loop runs.
+        before_market = old.market if old else none3
+        if any(map(is_not, obs.market, before_market)):
+            self._faces(a, blocks["market"][0], VAULT, obs.market, before_market)
+            market_seen = [seen[vf.tile] for vf in obs.market if vf is not None]
+            gone.extend(seat.market_seen)
+            came.extend(market_seen)
+            seat.market_seen = market_seen
+        before_orders = old.orders if old else none3
+        if any(map(is_not, obs.orders, before_orders)):
+            self._faces(a, blocks["orders"][0], FACE, obs.orders, before_orders)
+        if old is None or obs.stack_top is not old.stack_top:
+            self._faces(a, blocks["stack_top"][0], FACE, (obs.stack_top,), (old.stack_top if old else None,))
         if old is None or obs.in_hand != old.in_hand:
             start = blocks["in_hand"][0]
             clear(start, start + 4 + FACE)
@@ -212,25 +229,32 @@ class ObservationEncoder:
             done = len(before)
             if not (done <= len(discard) and discard[:done] == before):
                 done = 0  # not the last pile with tiles added (a reshuffle emptied it): count afresh
-                seat.discard_seen = set()
+                gone.extend(seat.discard_seen)
+                seat.discard_seen = []
                 seat.counts = [0] * len(seat.counts)
             counts = seat.counts
             pos = _ORDER_POS
             for f in discard[done:]:
                 if type(f) is VaultFace:
-                    seat.discard_seen.add(seen[f.tile])
+                    seat.discard_seen.append(seen[f.tile])
+                    came.append(seen[f.tile])
                 else:
                     counts[pos[f.order] + f.paid] += 1
             start = blocks["discard_order_faces"][0]
             for k, n in enumerate(counts):
                 a[start + k] = _TENTHS[n]
-            seen_changed = True
-        if seen_changed:
-            now_seen = seat.vault_seen | seat.market_seen | seat.discard_seen
-            for i in seat.seen - now_seen:
-                a[i] = 0.0
-            ones.extend(now_seen - seat.seen)
-            seat.seen = now_seen
+        if came or gone:
+            count = seat.seen
+            for i in came:
+                count[i] = count.get(i, 0) + 1
+            for i in gone:
+                count[i] -= 1
+            for i in {*came, *gone}:  # a value is written once, from the count it ends with
+                if count[i] > 0:
+                    ones.append(i)
+                else:
+                    del count[i]
+                    a[i] = 0.0
 
         # The pending decision and the scalars change at almost every step: always rewritten.
         start = blocks["pending"][0]
@@ -270,21 +294,19 @@ class ObservationEncoder:
             for i, v in enumerate(values):
                 a[at + i] = v / _SCALE_LIST[i]
         elif values != before:
-            for i, v in enumerate(values):
-                if v != before[i]:
-                    a[at + i] = v / _SCALE_LIST[i]
+            # The changed positions found in C (map and compress); a handful change in a step.
+            for i in compress(_SCALAR_POSITIONS, map(ne, values, before)):
+                a[at + i] = values[i] / _SCALE_LIST[i]
         seat.scalars = values
 
     def _faces(self, a: array, start: int, width: int, faces: tuple[OrderFace | VaultFace | None, ...],
-               before: tuple[OrderFace | VaultFace | None, ...]) -> bool:
+               before: tuple[OrderFace | VaultFace | None, ...]) -> None:
         """Rewrite the slots of a block of faces (``width`` values each) whose face is another
-        object than ``before``'s; False if there was none."""
-        changed = False
+        object than ``before``'s."""
         slots = self._slots
         for k, f in enumerate(faces):
             g = before[k]
             if f is not g:
-                changed = True
                 at = start + k * width
                 if g is not None:
                     hit = slots.get((at, id(g)))  # _slot() inlined: this runs several times a step
@@ -294,7 +316,6 @@ class ObservationEncoder:
                     hit = slots.get((at, id(f)))
                     for i in hit[1] if hit is not None and hit[0] is f else self._slot(at, f):
                         a[i] = 1.0
-        return changed
 
     def _slot(self, at: int, f: OrderFace | VaultFace) -> tuple[int, ...]:
         """The indices ``f`` sets when its block of values begins at ``at``."""
@@ -328,6 +349,7 @@ class ObservationEncoder:
 
 _BITS = tuple(tuple(k for k in range(4) if mask & ALL_COLORS[k]) for mask in range(16))
 _SCALE_LIST = [_SCALE.get(n, 1) for n in SCALARS]
+_SCALAR_POSITIONS = range(len(SCALARS))
 _ORDER_POS = {o: 2 * i for i, o in enumerate(ORDERS)}  # an order's first value in discard_order_faces
 
 
@@ -347,12 +369,12 @@ _TENTHS = _tenths(200).tolist()  # more than any manifest's tiles; exact float32
 
 class _Seat:
     """One player's last encoded observation, its vector (zeros before the first), and what
-    the vector was built from: the vault face of each cell, the tile-seen indices set (and
-    those of the cathedral, the market and the discard pile), and the count of discarded
+    the vector was built from: the vault face of each cell, how many places show each tile
+    seen (and the tiles of the market and of the discard pile), and the count of discarded
     orders by order and paid mark."""
 
-    __slots__ = ("obs", "values", "view", "_mv", "_zeros", "vault_faces", "seen", "vault_seen", "market_seen",
-                 "discard_seen", "counts", "scalars")
+    __slots__ = ("obs", "values", "view", "_mv", "_zeros", "vault_faces", "seen", "market_seen", "discard_seen",
+                 "counts", "scalars")
 
     def __init__(self, size: int, order_kinds: int) -> None:
         self.obs: Observation | None = None
@@ -361,10 +383,9 @@ class _Seat:
         self._mv = memoryview(self.values)
         self._zeros = memoryview(array("f", bytes(4 * size)))
         self.vault_faces: dict[int, VaultFace] = {}
-        self.seen: set[int] = set()
-        self.vault_seen: set[int] = set()
-        self.market_seen: set[int] = set()
-        self.discard_seen: set[int] = set()
+        self.seen: dict[int, int] = {}  # tile-seen index: how many places show that tile now
+        self.market_seen: list[int] = []
+        self.discard_seen: list[int] = []
         self.counts = [0] * order_kinds
         self.scalars: tuple[float | int | bool, ...] | None = None  # the scalars' values before scaling
 

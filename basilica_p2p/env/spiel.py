@@ -31,6 +31,7 @@ import numpy as np
 
 try:
     import pyspiel
+    from open_spiel.python.algorithms import ismcts as _ismcts
 except ImportError:  # pragma: no cover - exercised in a venv without the extra
     raise ImportError(
         "basilica_p2p.env.spiel needs OpenSpiel from the [rl] extra: pip install 'basilica-p2p[rl]'"
@@ -367,4 +368,14 @@ class BasilicaObserver:
 
 pyspiel.register_game(_GAME_TYPE, BasilicaGame)
 
-__all__ = ["MAX_GAME_LENGTH", "SHORT_NAME", "BasilicaGame", "BasilicaObserver", "BasilicaState"]
+
+class ISMCTSBot(_ismcts.ISMCTSBot):  # type: ignore[misc]
+    """OpenSpiel's Python ``ISMCTSBot``, with the ``restart_at`` that ``evaluate_bots`` calls before a
+    game: the original has none (pyspiel's default raises "RestartAt(state) not implemented").
+    Its search keeps nothing from one decision to the next, so a restart only forgets its tree."""
+
+    def restart_at(self, state: pyspiel.State) -> None:
+        self.reset()
+
+
+__all__ = ["MAX_GAME_LENGTH", "SHORT_NAME", "BasilicaGame", "BasilicaObserver", "BasilicaState", "ISMCTSBot"]

@@ -32,6 +32,7 @@ from ..engine.components import COLOR_LETTER, COLOR_NAME, RANK_LETTER, RANK_NAME
 from ..narration import fault_words
 from ..referee import END_FAULT, END_TIME, GameSpec
 from ..seat import Accepted, GameStarted, MoveApplied, Scored, Seat, TakenBack
+from .analysis import evaluation_series
 from .verify import verify_file
 from .walk import Visitor, known_manifests
 
@@ -250,6 +251,7 @@ def build_viewer_data(path: Path, manifests: dict[str, Manifest] | None = None) 
         "clock": None if spec.clock is None else str(spec.clock),
         "takebacks": list(o.takebacks),
         "steps": steps_data,
+        "analysis": evaluation_series(path),  # basilica replay analyse's results, if saved beside the replay
     }
 
 
