@@ -25,9 +25,12 @@ from .seat import (
     GameStarted,
     MoveApplied,
     NothingToTakeBack,
+    PeerAway,
+    PeerBack,
     Scored,
     SeatEvent,
     TakenBack,
+    TimeWarning,
 )
 
 END_WORDS = {END_LAST_SCORING: "after the last scoring", END_STACK: "(the stack ran out twice)"}
@@ -98,6 +101,8 @@ class Narrator:
             return []  # a clock that runs out is told with the claim that ends the game
         if isinstance(event, GameOver):
             return self._over(event.outcome)
+        if isinstance(event, (PeerAway, PeerBack, TimeWarning)):
+            return [self._line(presence_words(event, self.names, self.seat), LineKind.NOTE)]
         return []
 
     def _started(self, event: GameStarted) -> list[Line]:
@@ -154,6 +159,21 @@ class Narrator:
 
     def _line(self, text: str, kind: LineKind, slot: int = 0) -> Line:
         return Line(text, kind, self._turn, self._ply, slot)
+
+
+def presence_words(event: PeerAway | PeerBack | TimeWarning, names: tuple[str, str], reader: int) -> str:
+    """A network game's absences and limits, to the person of seat ``reader``."""
+    if isinstance(event, PeerBack):
+        return f"{event.name} is back: the game goes on."
+    if isinstance(event, PeerAway):
+        if event.first:
+            why = f" ({event.why})" if event.why else ""
+            return (f"{event.name} has gone{why}. Waiting up to {event.seconds:.0f} s for them to come back "
+                    "(they run 'basilica resume' if their program stopped); after that the game is yours.")
+        return f"Waiting for {event.name} to come back: {event.seconds:.0f} s left."
+    if event.who == reader:
+        return f"You have {event.seconds:.0f} s left for this decision; after that the game is lost."
+    return f"{names[event.who]} has {event.seconds:.0f} s left for this decision; after that the game is yours."
 
 
 def fault_words(o: Outcome, names: tuple[str, str], reader: int | None = None) -> str:

@@ -804,6 +804,9 @@ async def host_and_join(host_config: Any, join_config: Any, *, fault: Fault | No
 
             async def run_join() -> None:
                 port = await receive.receive()
+                if join_config.resume_info is not None:
+                    # As the CLI keeps it: where to dial again after a break (the host itself).
+                    join_config.resume_info.update(address="127.0.0.1", port=port)
                 if use_proxy:
                     port = await nursery.start(proxied_listener, port, fault, log)
                 try:

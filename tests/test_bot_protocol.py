@@ -18,6 +18,7 @@ import random
 import shlex
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -26,6 +27,7 @@ from typer.testing import CliRunner
 from basilica_p2p.bots import BotFailed, BotSpecError, ExternalBot, RandomBot, checked_choose, close_bot, make_bot
 from basilica_p2p.bots.external import live_children
 from basilica_p2p.cli import app
+from basilica_p2p.clock import Limits
 from basilica_p2p.engine import Game, Options, default_manifest, determinize, format_action, observe, parse_action
 from basilica_p2p.identity import Identity
 from basilica_p2p.match import FORFEIT, MatchConfig, game_seed, play_game, run_match
@@ -498,10 +500,10 @@ async def test_a_cmd_bot_failing_in_a_network_game_resigns_signed(tmp_path: Path
     go = {"crash": "sys.exit(7) if n == 4 else out('action ' + legal[0])",
           "hang": "time.sleep(1000) if n == 4 else out('action ' + legal[0])"}[how]
     bad = program(tmp_path, "bad", go=go)
-    s = settings()
-    # With --move-time 1.5 our cmd bot must answer within 80% of it: it fails at 1.2 s and we
-    # resign before the peer would claim the game at 1.5 s.
-    timeouts = Timeouts(handshake=5.0, ping_interval=0.2, idle=3.0, frame=2.0, move=1.5)
+    # With a decision limit of 10 s (the least the hellos allow) our cmd bot must answer within
+    # 80% of it: it fails at 8 s and we resign before the peer would claim the game.
+    s = replace(settings(), limits=Limits(window=120, decision=10))
+    timeouts = Timeouts(handshake=5.0, ping_interval=0.2, idle=3.0, frame=2.0)
     logs: list[str] = []
     host = cmd_config(ALICE, s, tmp_path / "h", bad, timeouts)
     host.log = logs.append
@@ -510,7 +512,7 @@ async def test_a_cmd_bot_failing_in_a_network_game_resigns_signed(tmp_path: Path
     assert h.outcome == j.outcome
     o = h.outcome
     assert o.end == "forfeit" and o.winner == 1 and o.claimed_by == 0  # the host resigned, signed by itself
-    why = "crashed with exit code 7" if how == "crash" else "did not answer its decision within 1.2 s"
+    why = "crashed with exit code 7" if how == "crash" else "did not answer its decision within 8 s"
     # the peer is told the program's file name, not where it lives here (our own log keeps the command)
     assert why in o.reason and o.reason.startswith("bot cmd:bad.py (player 1) "), o.reason
     assert str(tmp_path) not in o.reason

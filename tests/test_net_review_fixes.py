@@ -105,7 +105,7 @@ def test_a_forfeit_by_absence_never_takes_the_place_of_our_lost_acknowledgement(
     # A power loss took our last ack (sent before its fsync), and the peer, which holds it,
     # never comes back. The claim must come after that very ack, not at its sequence number:
     # two different messages of ours for one number would be evidence against us.
-    from basilica_p2p.net.resume import forfeit_by_absence
+    from basilica_p2p.net.session import forfeit_by_absence
     from basilica_p2p.replay.file import ReplayWriter
 
     path = tmp_path / "full.replay"

@@ -304,19 +304,24 @@ async def test_a_refused_joiner_is_told_it_was_refused_and_why_not_to_resume(tmp
         sorted(map(str, tmp_path.rglob("*")))
 
 
-async def test_a_dropped_connection_still_gets_the_resume_hint(tmp_path: Path) -> None:
-    """The counterpart: a connection that breaks mid-game is no refusal; both sides are told how to go on."""
+async def test_a_connection_that_breaks_mid_game_is_made_again_and_the_game_finishes(tmp_path: Path) -> None:
+    """Issue 20: a network that fails is not a player who left.  Both sides stay, meet again
+    where they met (the joiner dials the host again), prove who they are, and finish the game."""
     s = settings()
-    pair = await host_and_join(with_resume(config(ALICE, s, tmp_path / "h"), "host"),
-                               with_resume(config(BOB, s, tmp_path / "j", seed=3), "join"),
-                               fault=Fault(direction=1, drop_after=3000))
-    for side, error in (("h", pair.host), ("j", pair.join)):
-        assert isinstance(error, PeerGone) and not isinstance(error, PeerRefused), repr(error)
-        (replay,) = (tmp_path / side).glob("*.replay")
-        # Issue 13, item 8: each side's own file is named, the peer's too.
-        theirs = replay.name.replace("-p1.", "-p2.") if "-p1." in replay.name else replay.name.replace("-p2.", "-p1.")
-        assert f"to go on, both sides run 'basilica resume': here 'basilica resume {replay}', and " in str(error)
-        assert f"its own copy, {theirs} in its replay folder" in str(error), str(error)
+    events: dict[str, list[Any]] = {"h": [], "j": []}
+    host_cfg = with_resume(config(ALICE, s, tmp_path / "h"), "host")
+    join_cfg = with_resume(config(BOB, s, tmp_path / "j", seed=3), "join")
+    host_cfg.watch, join_cfg.watch = events["h"].append, events["j"].append
+    pair = await host_and_join(host_cfg, join_cfg, fault=Fault(direction=1, drop_after=3000), limit=60)
+    (h,), (j,) = reports(pair.host), reports(pair.join)
+    assert h.outcome == j.outcome and h.outcome.end != "forfeit"
+    a, b = verify_file(h.replay), verify_file(j.replay)
+    assert a.ok and b.ok and a.chain == b.chain, (a.line(), b.line())
+    for side in ("h", "j"):
+        kinds = [type(e).__name__ for e in events[side]]
+        assert "PeerBack" in kinds, kinds
+    # The side that noticed first counted down the window before the other came back.
+    assert any(type(e).__name__ == "PeerAway" and e.first for e in events["h"] + events["j"])
 
 
 class QuitsAtOnce(AgentBase):

@@ -10,18 +10,14 @@ would leap forward while a thread works, and measured times would drift.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 import trio
 import trio.testing
-
-from basilica_p2p.net.framing import ENVELOPE
-from basilica_p2p.net.session import PeerGone, Timeouts
-from basilica_p2p.replay.verify import verify_file
-from basilica_p2p.wire import open_envelope
-
 from net_harness import (
+    DEFAULT,
     Run,
     ScriptedPeer,
     at_step,
@@ -32,6 +28,12 @@ from net_harness import (
     valid_prefix,
 )
 
+from basilica_p2p.clock import Limits
+from basilica_p2p.net.framing import ENVELOPE
+from basilica_p2p.net.session import GRACE, PeerGone, Timeouts
+from basilica_p2p.replay.verify import verify_file
+from basilica_p2p.wire import open_envelope
+
 pytestmark = pytest.mark.trio
 
 
@@ -41,6 +43,8 @@ def _no_worker_threads(monkeypatch: pytest.MonkeyPatch) -> None:
 
 LIMIT = 400.0  # virtual seconds: far past every deadline below
 T = Timeouts(handshake=20.0, ping_interval=5.0, idle=30.0, frame=10.0)
+# A network game's agreed time per decision (protocol 3), short enough for these tests.
+DECIDE = replace(DEFAULT, limits=Limits(window=120, decision=12))
 
 
 async def against(script, tmp_path: Path, **kw) -> Run:  # type: ignore[no-untyped-def]
@@ -233,14 +237,14 @@ async def test_a_peer_that_does_not_decide_in_time_is_recorded_as_forfeiting(
         p.mark("thinking")
         await p.linger(LIMIT, ping_every=ping_every)
 
-    t = Timeouts(handshake=20.0, ping_interval=5.0, idle=30.0, frame=10.0, move=12.0)
-    run = await against(script, tmp_path, honest_seat=0, timeouts=t)
+    run = await against(script, tmp_path, honest_seat=0, honest_settings=DECIDE)
     assert run.error is None, repr(run.error)
     assert run.report is not None
     o = run.report.outcome
     assert o.end == "forfeit" and o.winner == 0 and o.claimed_by == 0, o
-    assert "12" in o.reason
-    assert near(took(run, run.peer.marks["thinking"]), 12.0), took(run, run.peer.marks["thinking"])
+    assert o.reason == "no decision within 12 s (the agreed limit)"
+    # claimed a little after the limit: a peer that runs out resigns at it, and must not cross us
+    assert near(took(run, run.peer.marks["thinking"]), 12.0 + GRACE), took(run, run.peer.marks["thinking"])
     v = verify_file(run.replay)
     assert v.ok, v.line()
     assert v.outcome is not None and v.outcome.end == "forfeit" and v.outcome.claimed_by == 0
@@ -258,12 +262,11 @@ async def test_the_move_deadline_does_not_cut_a_peer_that_decides_in_time(
             step = await p.play(stop=at_step("action"))
             if step is None:
                 break
-            await trio.sleep(11.0)  # 1 s within the deadline, every time
+            await trio.sleep(11.0)  # 1 s within the agreed limit, every time
             await p.send_honest(step)
         await p.drain()
 
-    t = Timeouts(handshake=20.0, ping_interval=5.0, idle=30.0, frame=10.0, move=12.0)
-    run = await against(script, tmp_path, honest_seat=1, timeouts=t, limit=5000.0)
+    run = await against(script, tmp_path, honest_seat=1, honest_settings=DECIDE, limit=5000.0)
     assert run.error is None, repr(run.error)
     assert run.report is not None and run.report.outcome.end != "forfeit"
     assert verify_file(run.replay).ok
@@ -283,8 +286,7 @@ async def test_a_peer_that_withholds_its_reveal_forfeits_at_the_move_deadline(
         p.mark("withholding")
         await p.linger(LIMIT, ping_every=2.0)
 
-    t = Timeouts(handshake=20.0, ping_interval=5.0, idle=30.0, frame=10.0, move=12.0)
-    run = await against(script, tmp_path, honest_seat=0, timeouts=t)
+    run = await against(script, tmp_path, honest_seat=0, honest_settings=DECIDE)
     assert run.error is None, repr(run.error)
     assert run.report is not None and run.report.outcome.end == "forfeit"
     assert run.report.outcome.winner == 0
@@ -309,8 +311,7 @@ async def test_a_peer_that_pings_but_never_reads_cannot_hold_us_past_the_deadlin
         await p.ping()  # taken by the honest side, which answers...
         await trio.sleep(10 * LIMIT)  # ... but we never read again
 
-    t = Timeouts(handshake=20.0, ping_interval=5.0, idle=30.0, frame=10.0, move=12.0)
-    run = await against(script, tmp_path, honest_seat=0, timeouts=t, lockstep=True)
+    run = await against(script, tmp_path, honest_seat=0, honest_settings=DECIDE, lockstep=True)
     assert isinstance(run.error, PeerGone), repr(run.error)
     assert "did not take a frame within 10 s" in str(run.error), run.error
     assert run.report is None

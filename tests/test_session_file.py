@@ -91,9 +91,9 @@ async def test_a_finished_resume_deletes_both_sidecars(tmp_path: Path) -> None:
     from net_harness import Fault
 
     s = settings()
-    pair = await host_and_join(with_resume(config(ALICE, s, tmp_path / "h"), "host"),
-                               with_resume(config(BOB, s, tmp_path / "j", seed=5), "join"),
-                               fault=Fault(direction=1, drop_after=3000))
+    h, j = with_resume(config(ALICE, s, tmp_path / "h"), "host"), with_resume(config(BOB, s, tmp_path / "j", seed=5), "join")
+    h.presence = j.presence = lambda side: None  # both stop at the break, as after a crash
+    pair = await host_and_join(h, j, fault=Fault(direction=1, drop_after=3000))
     assert not isinstance(pair.host, list) and not isinstance(pair.join, list)
     (rh,) = (tmp_path / "h").glob("*.replay")
     (rj,) = (tmp_path / "j").glob("*.replay")

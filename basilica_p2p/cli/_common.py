@@ -239,7 +239,13 @@ NET_HELP = {
     "idle": "Seconds of silence (not even a keepalive) after which the peer is gone.",
     "ping": "Seconds between keepalives.",
     "frame": "Seconds a started frame may take to arrive whole (stops byte-trickling peers).",
-    "move": "Seconds the peer may take per decision (default: no limit); past it the peer forfeits.",
+    "move": "Seconds a decision may take in a game without a clock (10 to 86400; default 600); past it the "
+            "other side claims the game. The joiner takes the host's.",
+    "window": "Seconds a side whose connection broke or whose program stopped has to come back (it runs "
+              "'basilica resume') before the other side claims the game (10 to 3600; default 120). The joiner "
+              "takes the host's.",
+    "resume_move": "For a game from an older client, which agreed no limits: seconds the peer may take per "
+                   "decision (default: none); a game that agreed its limits keeps them.",
     "shuffle": "How the stack is dealt: sra-p256-v1 (the default: face down, so that neither side can see it, "
                "audited at the end) or commit-reveal-v1 (one seed both sides know: the stack is unbiased but "
                "a modified client could read it). Both sides must ask for the same.",
@@ -288,6 +294,7 @@ OPT_IDLE = typer.Option(30.0, "--idle-timeout", min=0.1, help=NET_HELP["idle"])
 OPT_PING = typer.Option(5.0, "--ping-interval", min=0.05, help=NET_HELP["ping"])
 OPT_FRAME = typer.Option(10.0, "--frame-timeout", min=0.1, help=NET_HELP["frame"])
 OPT_MOVE = typer.Option(None, "--move-time", min=0.1, help=NET_HELP["move"])
+OPT_WINDOW = typer.Option(None, "--window", min=10, max=3600, help=NET_HELP["window"])
 OPT_KEEP = typer.Option(False, "--keep-session", metavar="", help=NET_HELP["keep"])
 OPT_NET_SHUFFLE = typer.Option("sra-p256-v1", "--shuffle", metavar="SCHEME",  # the help names both
                                help=NET_HELP["shuffle"])

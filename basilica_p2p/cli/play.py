@@ -12,12 +12,12 @@ from typing import Optional
 
 import typer
 
-from ..clock import TimeControl, TimeControlError
+from ..clock import DEFAULT_DECISION, DEFAULT_WINDOW, Limits, TimeControl, TimeControlError
 from ..engine import EngineError, Ruleset, default_manifest
 from ._common import (
     NET_HELP, OPT_BOT, OPT_FESTUM, OPT_FRAME, OPT_HANDSHAKE, OPT_IDLE, OPT_KEEP, OPT_LOCAL_RULESET, OPT_MANIFEST,
     OPT_MAILBOX, OPT_MOVE, OPT_NET_SHUFFLE, OPT_NO_RELAY, OPT_NO_STUN, OPT_PING, OPT_PLAIN, OPT_RELAY, OPT_REMOVAL,
-    OPT_REPLAY_DIR, OPT_RULESET, OPT_STUN, _report_games, _run_trio,
+    OPT_REPLAY_DIR, OPT_RULESET, OPT_STUN, OPT_WINDOW, _report_games, _run_trio,
     bot_label, fail, home_of, load_manifest_option, load_manifests, output_folder, say_where, user_identity,
 )
 from ._peer import (
@@ -28,6 +28,15 @@ from ._peer import (
 
 OPT_CLOCK = typer.Option(None, "--clock", metavar="MIN+SEC", help="Clocks: MIN minutes each plus SEC seconds per "
                          "decision (e.g. 15+10); out of time loses the game (docs/clocks.md).")
+
+
+def _limits(window: Optional[int], move_time: Optional[float]) -> Limits:
+    """The host's --window and --move-time, as the limits its hello names (the defaults for neither)."""
+    try:
+        return Limits(window if window is not None else DEFAULT_WINDOW,
+                      round(move_time) if move_time is not None else DEFAULT_DECISION)
+    except TimeControlError as e:
+        raise fail(f"--window/--move-time: {e}") from None
 
 
 def _clock(text: Optional[str]) -> Optional[TimeControl]:
@@ -54,6 +63,7 @@ def host_cmd(
     ping_interval: float = OPT_PING,
     frame_timeout: float = OPT_FRAME,
     move_time: Optional[float] = OPT_MOVE,
+    window: Optional[int] = OPT_WINDOW,
     keep_session: bool = OPT_KEEP,
     shuffle: str = OPT_NET_SHUFFLE,
     no_invite: bool = typer.Option(False, "--no-invite", metavar="", help=NET_HELP["no_invite"]),
@@ -87,7 +97,8 @@ def host_cmd(
     config = _net_options(bot, ruleset, festum, festum_removal, manifest, replay_dir, handshake_timeout,
                           idle_timeout, ping_interval, frame_timeout, move_time, ctx, "host", games,
                           keep_session=keep_session, shuffle=shuffle, plain=plain)
-    config.settings = replace(config.settings, clock=_clock(clock))  # the joiner takes it from our hello
+    # The joiner takes the clock and the limits from our hello.
+    config.settings = replace(config.settings, clock=_clock(clock), limits=_limits(window, move_time))
     assert config.resume_info is not None
     config.resume_info["address"] = bind
     if not no_invite:
@@ -121,7 +132,6 @@ def join_cmd(
     idle_timeout: float = OPT_IDLE,
     ping_interval: float = OPT_PING,
     frame_timeout: float = OPT_FRAME,
-    move_time: Optional[float] = OPT_MOVE,
     keep_session: bool = OPT_KEEP,
     shuffle: str = OPT_NET_SHUFFLE,
     stun: Optional[list[str]] = OPT_STUN,
@@ -148,7 +158,7 @@ def join_cmd(
     wormhole_code = code or (address if address and WORMHOLE_CODE.match(address) else None)
     if wormhole_code is not None or (address and re.match(r"\s*bas\d+r?:", address, re.IGNORECASE)):
         _join_with_invite(ctx, wormhole_code or address, bot, ruleset, festum, festum_removal, manifest, replay_dir,
-                          handshake_timeout, idle_timeout, ping_interval, frame_timeout, move_time, keep_session,
+                          handshake_timeout, idle_timeout, ping_interval, frame_timeout, None, keep_session,
                           shuffle, _internet_options(stun, no_stun, "off", 600, handshake_timeout, connect_timeout),
                           _code_options(mailbox, relay, no_relay) if wormhole_code is not None else None, plain)
         return
@@ -158,7 +168,7 @@ def join_cmd(
     if not sep or not port_part.isdigit() or not 0 < int(port_part) < 65536 or not host_part:
         raise fail(f"{address!r} is not HOST:PORT")
     config = _net_options(bot, ruleset, festum, festum_removal, manifest, replay_dir, handshake_timeout,
-                          idle_timeout, ping_interval, frame_timeout, move_time, ctx, "join",
+                          idle_timeout, ping_interval, frame_timeout, None, ctx, "join",
                           keep_session=keep_session, shuffle=shuffle, plain=plain)
     assert config.resume_info is not None
     config.resume_info.update(address=host_part.strip("[]"), port=int(port_part))
@@ -312,21 +322,24 @@ def demo_cmd(
 def resume_cmd(
     ctx: typer.Context,
     replay: Path = typer.Argument(..., help="The replay of the unfinished game (its .session file must be next to it)."),
-    window: float = typer.Option(120.0, "--window", min=0.1, help="Seconds to wait for the peer to come back; "
-                                 "past it the peer loses by forfeit."),
+    window: Optional[float] = typer.Option(None, "--window", min=0.1, help="Seconds to wait for the peer to come "
+                                           "back, past which it loses by forfeit, for a game from an older client "
+                                           "(default 120); a game that agreed its window (protocol 3) waits that."),
     bot: Optional[str] = typer.Option(None, "--bot", help="Override the bot that played this side."),
     handshake_timeout: float = OPT_HANDSHAKE,
     idle_timeout: float = OPT_IDLE,
     ping_interval: float = OPT_PING,
     frame_timeout: float = OPT_FRAME,
-    move_time: Optional[float] = OPT_MOVE,
+    move_time: Optional[float] = typer.Option(None, "--move-time", min=0.1, help=NET_HELP["resume_move"]),
     keep_session: bool = OPT_KEEP,
     plain: bool = OPT_PLAIN,
 ) -> None:
     """Reconnect after a crash or a dropped connection and finish the game.
 
-    Run it on both sides: the host listens again on its port, the joiner dials again. Play goes on
-    from the last message both hold; no move is lost or applied twice.
+    Run it on the side whose program stopped: a side that stayed is waiting for it, within the window
+    the game agreed (run it on both if both stopped). The host listens again on its port, the joiner
+    dials again, and each proves who it is before anything is said. Play goes on from the last message
+    both hold; no move is lost or applied twice.
     """
     import os as _os
 
@@ -344,13 +357,13 @@ def resume_cmd(
         return
     try:
         info = json.loads(side_file.read_text(encoding="utf-8"))
-        role, address, port = info["role"], info["address"], int(info["port"])
-        if role not in ("host", "join") or not isinstance(address, str):
-            raise ValueError
+        if not isinstance(info, dict):
+            raise ValueError("not a session file")
+        where = Rendezvous.from_info(info)
     except OSError as e:
         raise fail(f"cannot read {side_file}: {e.strerror or e}") from None
-    except (ValueError, KeyError, TypeError):
-        raise fail(f"{side_file} is damaged") from None
+    except ValueError as e:
+        raise fail(f"{side_file} is damaged: {e}", code=1) from None
     root = ctx.find_root().obj
     home = Path(root) if root else Path(info.get("home") or home_of(ctx))
     manifests = load_manifests([Path(info["manifest"])] if info.get("manifest") else [])
@@ -369,17 +382,6 @@ def resume_cmd(
     if move_time is None and isinstance(info.get("move_time"), (int, float)):
         move_time = float(info["move_time"])  # the limit the game was started with still holds
     timeouts = Timeouts(handshake_timeout, ping_interval, idle_timeout, frame_timeout, move_time)
-    relay = info.get("relay")
-    if isinstance(relay, list) and len(relay) == 2 and isinstance(relay[0], str) and isinstance(relay[1], int):
-        try:
-            key = bytes.fromhex(str(info.get("relay_key", "")))
-        except ValueError:
-            key = b""
-        if len(key) != 32:
-            raise fail(f"{side_file}: the relay key of this relayed game is missing or damaged", code=1)
-        where = Rendezvous(role == "host", address, port, (relay[0], relay[1]), key)
-    else:
-        where = Rendezvous(role == "host", address, port)
 
     def game():  # type: ignore[no-untyped-def]
         return resume(replay, me, manifests, agent, where, timeouts, window, log=lambda m: typer.echo(m, err=True),

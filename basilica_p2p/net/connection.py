@@ -17,7 +17,7 @@ import trio
 
 from ..seat import printable
 from ..wire import ProtocolError
-from .framing import ENVELOPE, Frame, FramedStream, PeerBye, PeerClosed, PeerTimeout
+from .framing import ENVELOPE, Frame, FramedStream, PeerBye, PeerClosed, PeerTimeout, close_quietly
 
 T = TypeVar("T")
 
@@ -85,19 +85,37 @@ class Connection:
         # scope, so that they learn at once that the other side has gone.
         self.deciding: trio.CancelScope | None = None
         self.broken = False  # a keepalive could not be sent
+        self.lost = trio.Event()  # set with ``broken``: a side that waits for the peer's return starts then
+        self.left = False  # we closed it, the peer being away: no game more on it unless it comes back
 
     async def keepalive(self) -> None:
-        """Send a ping every ``ping_interval``; run in a nursery for the connection's life."""
+        """Send a ping every ``ping_interval``; run in a nursery for the stream's life (a new one
+        starts with each new stream, see :meth:`replace`)."""
+        framed = self.framed
         while True:
             await trio.sleep(self.timeouts.ping_interval)
+            if self.framed is not framed:
+                return  # replaced: the new stream's keepalive took over
             self._pings += 1
             try:
-                await self.framed.send_control("ping", n=self._pings)
+                await framed.send_control("ping", n=self._pings)
             except (PeerClosed, PeerTimeout):
+                if self.framed is not framed:
+                    return
                 self.broken = True
+                self.lost.set()
                 if self.deciding is not None:
                     self.deciding.cancel()
                 return  # otherwise the reader notices the broken connection and says so
+
+    async def replace(self, framed: FramedStream) -> None:
+        """Go on over a new stream to the same peer (it came back after a break): the old one is
+        closed, and keepalives go on over the new one."""
+        old, self.framed = self.framed, framed
+        self.broken, self.lost, self.left, self._pings, self._sent_at = False, trio.Event(), False, 0, None
+        await close_quietly(old)
+        if self.nursery is not None:
+            self.nursery.start_soon(self.keepalive)
 
     async def run(self, body: Callable[[], Awaitable[T]]) -> T:
         """Run ``body`` with keepalives beside it; its exception comes out as itself,

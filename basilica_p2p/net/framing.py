@@ -38,6 +38,9 @@ CONTROL_SCHEMAS: dict[str, tuple[str, ...]] = {
     "knock-seat": ("t", "key", "mac", "via"),
     "seated": ("t",),
     "sit": ("t",),
+    # Meeting again after a break (net/rejoin.py): each side's nonce, then its signed proof.
+    "rejoin": ("t", "nonce"),
+    "proof": ("t", "sig"),
 }
 
 
@@ -139,3 +142,13 @@ class FramedStream:
     async def aclose(self) -> None:
         with trio.move_on_after(1):
             await self.stream.aclose()
+
+
+async def close_quietly(stream: trio.abc.AsyncResource) -> None:
+    """Close, shielded and within a second, whatever state the other end left the stream in."""
+    with trio.move_on_after(1) as scope:
+        scope.shield = True
+        try:
+            await stream.aclose()
+        except (OSError, trio.BrokenResourceError, trio.ClosedResourceError):
+            pass

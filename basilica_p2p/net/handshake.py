@@ -17,6 +17,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+import trio
+
 from ..clock import Limits, TimeControl, TimeControlError
 from ..engine import Manifest, Options
 from ..identity import Identity, fingerprint
@@ -27,14 +29,20 @@ from ..seat import Refused as SeatRefused
 from ..seat import Seat, SeatSecrets, printable
 from ..seat import hello_body as seat_hello_body
 from ..wire import Envelope, ProtocolError, open_envelope, seal
-from .connection import BadHello, Connection, NoGameStarted, PeerGone, PeerMisbehaved, PeerRefused, Refused, \
-    SessionError
+from .connection import (
+    BadHello,
+    Connection,
+    NoGameStarted,
+    PeerGone,
+    PeerMisbehaved,
+    PeerRefused,
+    Refused,
+    SessionError,
+)
 from .framing import PeerBye, PeerClosed, PeerTimeout
 from .ledger import GameLedger, LedgerError
 from .peers import KnownPeers, PeerKeyMismatch
 from .side import Side, protected, sidecar_path
-
-import trio
 
 
 @dataclass(frozen=True)

@@ -23,7 +23,9 @@ from .session import (
     GameReport,
     NoGameStarted,
     PeerGone,
+    Presence,
     Settings,
+    Side,
     Timeouts,
     Watch,
     forget_session,
@@ -50,6 +52,9 @@ class PeerConfig:
     ledger: GameLedger | None = None  # the game ids our keys signed: never one twice
     pinned: bytes | None = None  # the peer's key, when an invite fixed it: any other is refused
     games_begun: int = 0  # games whose hellos were exchanged (a replay exists) on this connection
+    # How a side waits for a peer that went away (net/session.py Presence); None: as its session
+    # file says (listen or dial again within the window), or not at all without one.
+    presence: Callable[[Side], Presence | None] | None = None
 
 
 async def play_games(stream: trio.abc.Stream | FramedStream, hosting: bool, config: PeerConfig) -> list[GameReport]:
@@ -86,7 +91,7 @@ async def play_games(stream: trio.abc.Stream | FramedStream, hosting: bool, conf
                 report = await play_one_game(conn, config.me, seat, config.settings, config.agent_for(k),
                                              config.replay_dir, config.peers, config.log, config.watch,
                                              config.resume_info, on_start=started, ledger=config.ledger,
-                                             pinned=config.pinned)
+                                             pinned=config.pinned, presence=config.presence)
             except (PeerBye, NoGameStarted, BadHello) as e:
                 # After the host's last game its goodbye can cross our next hello and the
                 # connection may even be reset: if no game was begun, the session is simply over.
@@ -105,9 +110,17 @@ async def play_games(stream: trio.abc.Stream | FramedStream, hosting: bool, conf
                 raise PeerGone(text) from None
             config.current = None
             reports.append(report)
+            if conn.left:
+                # The peer went away and did not come back: the game was claimed, and no other
+                # game can be played on this connection.
+                if config.on_game is not None:
+                    config.on_game(report)
+                return
             if config.settings.clock is None and report.clock is not None:
                 # A joiner took the host's clock: its next hello (as player 1) names it too.
                 config.settings = replace(config.settings, clock=report.clock)
+            if config.settings.limits is None and report.limits is not None:
+                config.settings = replace(config.settings, limits=report.limits)  # and its limits
             if report.sidecar is not None and not config.keep_session:
                 if report.delivered:
                     forget_session(report.sidecar)

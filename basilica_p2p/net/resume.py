@@ -1,89 +1,48 @@
 """``basilica resume REPLAY``: reconnect after a crash or a dropped connection and finish the game.
 
-The host listens again on its port, the joiner dials again, both say how
+The host listens again on its port, the joiner dials again (net/rejoin.py:
+each proves to the other who it is before anything is said), both say how
 many messages they hold and the one that holds more resends the rest from
 its file; then play goes on from the last message both hold: no move lost,
 none applied twice.  A peer that does not come back within the window loses
 by forfeit, signed and recorded by the side that waited.
+
+The time this side was away (since its replay was last written) counts
+against whoever was to decide, and a side that was away longer than the
+window a network game agreed claims nothing: the other side, which stayed,
+has had the right to claim the game since (issue 20).
 """
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 
 import trio
 
+from ..clock import DEFAULT_WINDOW
 from ..engine import Game, Manifest
 from ..identity import Identity
-from ..seat import Late, Step, StepKind
 from ..wire import open_envelope
-from ..replay.file import ReplayWriter
 from .framing import PeerClosed
+from .rejoin import Rendezvous, reach
 from .session import (
     Connection,
     GameReport,
     PeerGone,
+    Presence,
+    Side,
     Timeouts,
     Watch,
-    Side,
+    claim_absence,
     continue_game,
     forget_session,
     resume_exchange,
     side_from_replay,
 )
 
-DEFAULT_WINDOW = 120.0
-
-
-@dataclass(frozen=True)
-class Rendezvous:
-    """How to meet again: listen (the host) or dial (the joiner); or, for a game that was
-    relayed, meet on that relay again under the key both sides kept for it."""
-
-    listen: bool
-    address: str
-    port: int
-    relay: tuple[str, int] | None = None
-    relay_key: bytes = b""
-
-
-def forfeit_by_absence(side: Side, window: float) -> None:
-    seat = side.seat
-    assert seat.me is not None
-    if seat.due() == Step(StepKind.ACK, seat.me):
-        # Our acknowledgement was lost with its unsynced tail, but the peer may hold it: sign it
-        # again (deterministic: the very same bytes) rather than a forfeit at its place, which
-        # would be two different messages of ours for one sequence number.
-        ack = seat.make()
-        assert not isinstance(ack, Late)
-        side.record(ack.envelope.raw)
-    side.record(seat.claim_forfeit(f"did not come back within {window:g} s").envelope.raw)
-
-
-async def _meet(where: Rendezvous, window: float) -> trio.abc.Stream | None:
-    if where.relay is not None:
-        from .relay import QuickAckStream, RelayError, meet
-
-        try:
-            return QuickAckStream(await meet(where.relay, where.relay_key, sender=where.listen, timeout=window))
-        except RelayError:
-            return None  # the peer did not come (or the relay is gone): the window is over
-    with trio.move_on_after(window):
-        if where.listen:
-            listeners = await trio.open_tcp_listeners(where.port, host=where.address)
-            try:
-                return await listeners[0].accept()
-            finally:
-                for listener in listeners:
-                    await listener.aclose()
-        while True:
-            try:
-                return await trio.open_tcp_stream(where.address, where.port)
-            except OSError:
-                await trio.sleep(0.5)  # the host may not be listening again yet
-    return None
+__all__ = ["Rendezvous", "resume"]
 
 
 async def resume(
@@ -93,14 +52,22 @@ async def resume(
     agent: object,
     where: Rendezvous,
     timeouts: Timeouts = Timeouts(),
-    window: float = DEFAULT_WINDOW,
+    window: float | None = None,
     log: Callable[[str], None] = lambda s: None,
     watch: Watch | None = None,
     keep_session: bool = False,
 ) -> GameReport:
+    """Finish the game of ``path``; ``window``: seconds to wait for the peer in a game of protocol
+    1 or 2 (a network game of protocol 3 waits the window it agreed)."""
+    try:
+        away = max(0.0, time.time() - path.stat().st_mtime)  # since this side last wrote: how long it was gone
+    except OSError:
+        away = 0.0
     side, seat = side_from_replay(path, manifests, me)
     ours = side.seat
-    peer_name = ours.spec.names[1 - seat]
+    spec = ours.spec
+    peer_name = spec.names[1 - seat]
+    wait = float(spec.limits.window) if spec.limits is not None else (window or float(DEFAULT_WINDOW))
     keep = keep_session or bool(side.info.get("keep_session"))
     ours_last = open_envelope(side.records[-1]).sender == me.public
     if ours.finished and not (ours_last and side.sidecar is not None and side.sidecar.exists()):
@@ -108,40 +75,35 @@ async def resume(
         log(f"{path}: the game is already finished")
         if not ours_last and not keep:
             forget_session(side.sidecar)  # its last message is the peer's: both hold everything
-        assert ours.outcome is not None
-        game = ours.game or Game.new(ours.spec.manifest, ours.spec.options, bytes(32))
-        return GameReport(path, seat, peer_name, ours.outcome, game, side.sidecar, not ours_last)
+        return _report(path, side, seat, peer_name, not ours_last)
     if ours.finished:
         # Finished here, but our last message may never have reached the peer (its replay
         # would then stay one message short): meet once more so that it can fetch it.
         log(f"{path}: the game is finished here; {peer_name} may lack our last message")
-    how = (f"meeting on the relay {where.relay[0]}:{where.relay[1]}" if where.relay is not None else
-           f"{'listening on' if where.listen else 'dialling'} {where.address}:{where.port}")
-    log(f"{path}: {len(side.records)} messages held; {how} for up to {window:g} s")
-    stream = await _meet(where, window)
-    if stream is None:
-        side.writer.close()
-        game = ours.game
-        if ours.finished:
-            pass
-        elif game is not None and game.over and ours.due().kind is not StepKind.SECRET:
-            # (A hidden deal's missing secret is an absence like any other: claimed below.)
-            raise PeerGone(f"{peer_name} did not come back; the game ended on the board but its signed result "
-                           "is missing, so the replay stays incomplete")
-        else:
-            side.writer, _ = ReplayWriter.open_append(path)
-            forfeit_by_absence(side, window)
+    late = spec.limits is not None and away > wait and not ours.finished
+    if late:
+        log(f"this side was away {away:.0f} s, longer than the agreed {wait:g} s: {peer_name} may have recorded "
+            "the game as won by our absence; waiting for it all the same, and claiming nothing")
+    # The time away counts against whoever was to decide, as far as this side can tell.
+    side.due = (ours.referee.seq, trio.current_time() - away)
+    meet = reach(where, me, spec.players[1 - seat], spec.game, timeouts.frame, log)
+    log(f"{path}: {len(side.records)} messages held; {where} for up to {wait:g} s")
+    framed = await meet(trio.current_time() + wait)
+    if framed is None:
+        try:
+            if late:
+                raise PeerGone(f"{peer_name} did not come back either; this side was away past the agreed window, "
+                               "so it claims nothing and the game stays unfinished here")
+            if not ours.finished:
+                await claim_absence(side, wait, peer_name, log)
+        finally:
             side.writer.close()
-            log(f"{peer_name} did not come back: recorded as a forfeit")
-        assert ours.outcome is not None
-        game = ours.game or Game.new(ours.spec.manifest, ours.spec.options, bytes(32))
-        return GameReport(path, seat, peer_name, ours.outcome, game)
-    conn = Connection(stream, timeouts)
-
+        return _report(path, side, seat, peer_name, False)
+    conn = Connection(framed, timeouts)
 
     async def finish() -> GameReport:
         await resume_exchange(conn, side, log)
-        report = await continue_game(conn, agent, side, peer_name, log, watch)
+        report = await continue_game(conn, agent, side, peer_name, log, watch, Presence(meet, wait))
         await conn.framed.send_control("bye")
         if keep:
             return report
@@ -157,3 +119,10 @@ async def resume(
         raise PeerGone(f"the connection ended: {e}") from None
     finally:
         await conn.framed.aclose()
+
+
+def _report(path: Path, side: Side, seat: int, peer_name: str, delivered: bool) -> GameReport:
+    ours = side.seat
+    assert ours.outcome is not None
+    game = ours.game or Game.new(ours.spec.manifest, ours.spec.options, bytes(32))
+    return GameReport(path, seat, peer_name, ours.outcome, game, side.sidecar, delivered)

@@ -23,22 +23,26 @@ import trio
 
 from ..agent import Agent, Decision, Resign, TakeBack, as_agent
 from ..bots.external import NETWORK_SHARE
-from ..clock import TimeControl
+from ..clock import DEFAULT_WINDOW, Limits, TimeControl
 from ..engine import Action, Game
 from ..identity import Identity
-from ..referee import Outcome
-from ..seat import Refused as SeatRefused
+from ..referee import GameSpec, Outcome
 from ..seat import (
     Ask,
     Late,
     Outgoing,
     OwnMessageRefused,
+    PeerAway,
+    PeerBack,
     Refusal,
     Seat,
     SeatEvent,
+    Step,
     StepKind,
+    TimeWarning,
     printable,
 )
+from ..seat import Refused as SeatRefused
 from ..wire import ProtocolError, open_envelope
 from .connection import (
     BadHello,
@@ -51,11 +55,19 @@ from .connection import (
     SessionError,
     Timeouts,
 )
-from .framing import PeerClosed, PeerTimeout
+from .framing import PeerClosed, PeerTimeout, close_quietly
 from .handshake import Settings, differences, handshake, hello_body
 from .ledger import GameLedger
 from .peers import KnownPeers
-from .side import Prefetch, Side, forget_session, side_from_replay, sidecar_path, write_private_json
+from .rejoin import Reach, Rendezvous, reach
+from .side import (
+    Prefetch,
+    Side,
+    forget_session,
+    side_from_replay,
+    sidecar_path,
+    write_private_json,
+)
 
 # Told each event of our seat, beside our agent (the demo's printout, a test's record).
 Watch = Callable[[SeatEvent], None]
@@ -65,6 +77,46 @@ Watch = Callable[[SeatEvent], None]
 # more than MAX_LAG (a peer that slows its acknowledgements cannot buy more; docs/clocks.md).
 FIRST_LAG = 0.5
 MAX_LAG = 2.0
+# A decision's agreed limit (protocol 3, no clock) is claimed this much after it ends: the side
+# that ran out resigns at the limit by its own measure, and its resignation must not cross our
+# claim.  The person who decides is warned WARNING seconds before, and so is the one who waits.
+GRACE = MAX_LAG + 3.0
+WARNING = 60.0
+COUNTDOWN = 10.0  # seconds between the reminders while the other side is away
+
+
+@dataclass(frozen=True)
+class Presence:
+    """How this side waits for the other to come back after a break: the side that stays wins.
+
+    ``reach(until)`` meets the other side again (net/rejoin.py) and gives a stream that proved
+    to be it, or None once ``until`` (trio time) came.  ``window``: seconds it has to come back,
+    for a game of protocol 1 or 2, which agreed none (protocol 3 games use their own).
+    """
+
+    reach: Reach
+    window: float | None = None
+
+    def seconds(self, spec: GameSpec) -> float:
+        if spec.limits is not None:
+            return float(spec.limits.window)
+        return self.window if self.window is not None else float(DEFAULT_WINDOW)
+
+
+def presence_of(side: Side, timeouts: Timeouts, log: Callable[[str], None] = lambda s: None,
+                window: float | None = None) -> Presence | None:
+    """Where and how this side meets the other again, from what its session file keeps (the role,
+    the address, a relay); None for a side that keeps no session file (it cannot resume)."""
+    if side.sidecar is None:
+        return None
+    try:
+        where = Rendezvous.from_info(side.info)
+    except ValueError:
+        return None
+    seat = side.seat
+    assert seat.me is not None and seat.identity is not None
+    return Presence(reach(where, seat.identity, seat.spec.players[1 - seat.me], seat.spec.game, timeouts.frame, log),
+                    window)
 
 
 @dataclass
@@ -79,6 +131,7 @@ class GameReport:
     # before it.  Otherwise our last message may not have reached it yet.
     delivered: bool = False
     clock: TimeControl | None = None  # the game's time control (a joiner takes the host's)
+    limits: Limits | None = None  # the game's agreed limits (a joiner takes the host's)
 
 
 async def play_one_game(
@@ -95,6 +148,7 @@ async def play_one_game(
     on_start: Callable[[Path], None] | None = None,
     ledger: GameLedger | None = None,
     pinned: bytes | None = None,
+    presence: Callable[[Side], Presence | None] | None = None,
 ) -> GameReport:
     """Play one whole game on an open connection; ``seat`` 0 is player 1 (speaks first).
 
@@ -104,8 +158,10 @@ async def play_one_game(
 
     With ``resume_info`` (how to reconnect: role, address, identity...), a
     sidecar file next to the replay keeps it and the secrets, so that
-    ``basilica resume`` can finish the game after a crash.  ``on_start`` is
-    told the replay's path once it exists; ``watch`` every event of our seat.
+    ``basilica resume`` can finish the game after a crash, and when the peer
+    goes away this side waits for it to come back (``presence`` says how, from
+    the side; by default from the session file).  ``on_start`` is told the
+    replay's path once it exists; ``watch`` every event of our seat.
     """
     try:
         side, peer_name = await handshake(conn, me, seat, settings, replay_dir, peers, log, ledger, resume_info,
@@ -115,8 +171,9 @@ async def play_one_game(
         raise BadHello(f"the peer's hello is invalid: {e}") from None
     if on_start is not None:
         on_start(side.writer.path)
+    waits = (presence or (lambda sd: presence_of(sd, conn.timeouts, log)))(side)
     try:
-        return await continue_game(conn, agent, side, peer_name, log, watch)
+        return await continue_game(conn, agent, side, peer_name, log, watch, waits)
     except PeerRefused as e:
         if len(side.records) > 2:
             raise
@@ -142,8 +199,11 @@ def resume_hint(replay: Path, seat: int, peer_name: str) -> str:
 
 
 async def continue_game(conn: Connection, agent: object, side: Side, peer_name: str,
-                        log: Callable[[str], None], watch: Watch | None = None) -> GameReport:
-    """Play the game of ``side`` to its end (a new game after its hellos, or a resumed one)."""
+                        log: Callable[[str], None], watch: Watch | None = None,
+                        presence: Presence | None = None) -> GameReport:
+    """Play the game of ``side`` to its end (a new game after its hellos, or a resumed one).
+    With ``presence``, a peer that goes away is waited for, and claimed against once its window
+    is over; without, a broken connection ends the call with a resume hint."""
     seat = side.seat
     me = seat.me
     assert me is not None
@@ -154,7 +214,7 @@ async def continue_game(conn: Connection, agent: object, side: Side, peer_name: 
         # A resumed game: the screen starts from where the game stands.
         told(seat.resumed())
     try:
-        await _play(conn, agent, side, log, told)
+        await _play(conn, agent, side, log, told, presence)
     except PeerRefused:
         raise  # the peer stopped on purpose and said why: it will not resume
     except PeerGone as e:
@@ -174,7 +234,8 @@ async def continue_game(conn: Connection, agent: object, side: Side, peer_name: 
     if game is None:  # a forfeit before the setup
         game = Game.new(seat.spec.manifest, seat.spec.options, bytes(32))
     delivered = open_envelope(side.records[-1]).sender != seat.spec.players[me]
-    return GameReport(side.writer.path, me, peer_name, seat.outcome, game, side.sidecar, delivered, seat.spec.clock)
+    return GameReport(side.writer.path, me, peer_name, seat.outcome, game, side.sidecar, delivered, seat.spec.clock,
+                      seat.spec.limits)
 
 
 class _Teller:
@@ -190,43 +251,66 @@ class _Teller:
                 self.watch(event)
 
 
-async def _play(conn: Connection, agent: Agent, side: Side, log: Callable[[str], None], told: _Teller) -> None:
+def _decision_limit(spec: GameSpec, timeouts: Timeouts) -> float | None:
+    """Seconds a decision may take before the other side claims the game: the agreed limit of a
+    network game without a clock; ``--move-time`` for a resumed game of protocol 1 or 2; none
+    with a clock, which bounds decisions itself."""
+    if spec.clock is not None:
+        return None
+    if spec.limits is not None:
+        return float(spec.limits.decision)
+    return timeouts.move
+
+
+async def _play(conn: Connection, agent: Agent, side: Side, log: Callable[[str], None], told: _Teller,
+                presence: Presence | None) -> None:
     seat = side.seat
     me = seat.me
     assert me is not None
-    if conn.timeouts.move is not None:
-        agent.limit_time(NETWORK_SHARE * conn.timeouts.move)  # a cmd: bot answers before a --move-time claim
+    limit = _decision_limit(seat.spec, conn.timeouts)
+    if limit is not None:
+        agent.limit_time(NETWORK_SHARE * limit)  # a cmd: bot answers before the other side may claim
     while not seat.finished:
         step = seat.due()
+        if side.due is None or side.due[0] != seat.referee.seq:
+            side.due = (seat.referee.seq, trio.current_time())
         # A decision is timed from the moment this side's seat says it is due (not while the
         # peer sends back what our file lost after a resume).
         timed = step.decision and not side.resent
         if timed:
-            told(seat.begin(trio.current_time()))
-        if step.who == me and not side.resent:
-            if not await _send_own(conn, agent, side, log, told):
-                return
-        else:
-            if not await _take_peers(conn, agent, side, step.kind, timed, log, told):
-                return
+            told(seat.begin(side.due[1]))
+        try:
+            if step.who == me and not side.resent:
+                going = await _send_own(conn, agent, side, log, told, presence)
+            else:
+                going = await _take_peers(conn, side, step, timed, log, told, presence)
+        except PeerGone as e:
+            if isinstance(e, PeerRefused) or presence is None:
+                raise
+            going = await _wait_for_return(conn, side, presence, log, told, str(e))
+        if not going:
+            return
 
 
-async def _send_own(conn: Connection, agent: Agent, side: Side, log: Callable[[str], None], told: _Teller) -> bool:
+async def _send_own(conn: Connection, agent: Agent, side: Side, log: Callable[[str], None], told: _Teller,
+                    presence: Presence | None) -> bool:
     """Make, record and send our due message; False when the game ended on our side (we resigned,
-    or our flag fell and the peer's claim came)."""
+    our flag fell and the peer's claim came, or the peer did not come back while we decided)."""
     seat = side.seat
     step = seat.due()
     made: Outgoing | Late
     if step.decision:
-        answer = await _decide(conn, agent, side)
+        answer = await _decide(conn, agent, side, log, told, presence)
+        if seat.finished:  # the peer went away while we decided and did not come back: claimed
+            return False
         if answer is None:  # our flag fell at the prompt: we never send late
             told(seat.stop_own_clock(trio.current_time()))
             await _await_claim(conn, side, log, told)
             return False
         if isinstance(answer, Resign):
             # Our player failed (raised, answered an illegal action; a cmd: bot also
-            # crashed, hung or broke its protocol) or left: we resign, signed, so that both
-            # replays end as a finished game (docs/bots.md).
+            # crashed, hung or broke its protocol), left, or ran out of its agreed time: we
+            # resign, signed, so that both replays end as a finished game (docs/bots.md).
             log(f"{answer.told}: we forfeit this game")
             await _record_final(conn, side, seat.resign(answer.public_reason or answer.reason), told)
             return False
@@ -244,8 +328,10 @@ async def _send_own(conn: Connection, agent: Agent, side: Side, log: Callable[[s
     # sends them back on resume.  So it goes out first; everything we choose is durable
     # before it is sent.
     side.record(made.envelope.raw, sync=step.kind is not StepKind.ACK)
-    await conn.send_envelope(made.envelope.raw)
-    told(made.events)
+    try:
+        await conn.send_envelope(made.envelope.raw)  # recorded: a break here loses nothing (resume sends it)
+    finally:
+        told(made.events)
     if step.kind is StepKind.ACTION:
         _start_prefetch(conn, agent, side)
         # A round trip is timed only when we did not think meanwhile, so it measures the
@@ -264,36 +350,66 @@ async def _made(conn: Connection, seat: Seat, answer: Action | None) -> Outgoing
         raise SessionError(str(e)) from None
 
 
-async def _take_peers(conn: Connection, agent: Agent, side: Side, kind: StepKind, timed: bool,
-                      log: Callable[[str], None], told: _Teller) -> bool:
+async def _take_peers(conn: Connection, side: Side, step: Step, timed: bool, log: Callable[[str], None],
+                      told: _Teller, presence: Presence | None) -> bool:
     """Read, check and record the peer's due message; False when the game ended on our side (a
-    claim of ours on time or by absence)."""
+    claim of ours on time, by the agreed limit, or by absence)."""
     seat = side.seat
-    # A decision may take a person's time (unlimited unless --move-time); every other
-    # message needs no thinking and is due within the handshake timeout.
-    thinking = kind in (StepKind.ACTION, StepKind.JCOMMIT) and not side.resent
-    limit = conn.timeouts.move if thinking else conn.timeouts.handshake
-    deadline = None if limit is None else trio.current_time() + limit
+    spec, kind = seat.spec, step.kind
+    assert side.due is not None and seat.me is not None
+    since = side.due[1]
+    handshake = conn.timeouts.handshake
+    # A decision may take a person's time (the agreed limit, or the clock); every other message
+    # needs no thinking and is due within the handshake timeout.  In a network game (protocol 3)
+    # a message that needs no thinking and does not come is first a network that stalled: the
+    # connection is made again, and only a peer that stays away past the window is claimed.
+    thinking = step.decision and not side.resent
     lag = lag_allowance(conn.round_trips)
     flag_at = seat.peer_deadline(lag) if timed else None
-    try:
-        raw = await conn.receive_envelope(flag_at if deadline is None else min(deadline, flag_at or deadline))
-    except PeerTimeout as e:
-        # (a hair of float slack: the wait ends at now + (flag_at - now), which may round below)
-        if flag_at is not None and trio.current_time() >= flag_at - 1e-6:
-            await _record_final(conn, side, seat.claim_on_time(trio.current_time(), lag), told)
-            return False
-        late = deadline is not None and trio.current_time() >= deadline
-        game = seat.game
-        # A hidden deal's secrets come after the board's decision but before the
-        # results (PROTOCOL.md §5b): one withheld is an absence like any other.
-        if late and (kind is StepKind.SECRET or not (game is not None and game.over)):
-            what = "decision" if thinking else kind.value
-            await _record_final(conn, side, seat.claim_forfeit(f"no {what} within {limit:g} s"), told)
-            return False
-        raise PeerGone(str(e)) from None
-    except PeerClosed as e:
-        raise PeerGone(f"the connection ended: {e}") from None
+    stall_at: float | None = None
+    warn_at: float | None = None
+    if thinking:
+        limit = _decision_limit(spec, conn.timeouts)
+        claim_at = None if limit is None else since + limit + (GRACE if spec.limits is not None else 0.0)
+        if limit is not None and spec.limits is not None and limit > 2 * WARNING:
+            warn_at = since + limit - WARNING
+        what = "decision" if limit is None else \
+            f"decision within {limit:g} s" + (" (the agreed limit)" if spec.limits is not None else "")
+    elif spec.limits is not None and presence is not None:
+        claim_at = since + presence.seconds(spec)
+        stall_at = trio.current_time() + handshake
+        what = f"{kind.value} within {presence.seconds(spec):g} s"
+    else:
+        claim_at = trio.current_time() + handshake
+        what = f"{kind.value} within {handshake:g} s"
+    while True:
+        wake = min([t for t in (claim_at, flag_at, stall_at, warn_at) if t is not None], default=None)
+        try:
+            raw = await conn.receive_envelope(wake)
+            break
+        except PeerTimeout as e:
+            now = trio.current_time()
+            # (a hair of float slack: the wait ends at now + (t - now), which may round below)
+            if flag_at is not None and now >= flag_at - 1e-6:
+                await _record_final(conn, side, seat.claim_on_time(now, lag), told)
+                return False
+            if warn_at is not None and now >= warn_at - 1e-6:
+                told((TimeWarning(1 - seat.me, WARNING),))
+                warn_at = None
+                continue
+            if claim_at is not None and now >= claim_at - 1e-6:
+                game = seat.game
+                # A hidden deal's secrets come after the board's decision but before the
+                # results (PROTOCOL.md §5b): one withheld is an absence like any other.
+                if kind is StepKind.SECRET or not (game is not None and game.over):
+                    await _record_final(conn, side, seat.claim_forfeit(f"no {what}"), told)
+                    return False
+                raise PeerGone(str(e)) from None
+            if stall_at is not None and now >= stall_at - 1e-6:
+                raise PeerGone(f"no {kind.value} for {handshake:g} s with the connection open") from None
+            raise PeerGone(str(e)) from None
+        except PeerClosed as e:
+            raise PeerGone(f"the connection ended: {e}") from None
     # While catching up, a message may be one of ours that our replay lost (see
     # _send_own); only we can have signed it, and the seat checks it.
     got = await _accept(conn, side, raw, lag)
@@ -303,6 +419,77 @@ async def _take_peers(conn: Connection, agent: Agent, side: Side, kind: StepKind
         conn._sent_at = None
     told(got)
     return True
+
+
+async def _wait_for_return(conn: Connection, side: Side, presence: Presence, log: Callable[[str], None],
+                           told: _Teller, why: str) -> bool:
+    """The peer has gone: wait for it to come back within the window, counting down.  True once
+    it is back (the records exchanged, the connection replaced); False once the window is over
+    and our claim is recorded: the game is won by its absence.
+
+    The window is for the whole of one message's wait: a peer that comes back and goes again
+    without the game moving on has only what is left of it (so it cannot stall for ever)."""
+    seat = side.seat
+    assert seat.me is not None
+    name = printable(seat.spec.names[1 - seat.me], 64)
+    window = presence.seconds(seat.spec)
+    seq = seat.referee.seq
+    used = side.away[1] if side.away is not None and side.away[0] == seq else 0.0
+    start = trio.current_time()
+    until = start + max(0.0, window - used)
+    await close_quietly(conn.framed)  # a peer that stalls on an open stream must notice we left
+    conn.left = True
+    told((PeerAway(name, until - start, first=True, why=why),))
+    log(f"{name} has gone ({why}): waiting up to {until - start:.0f} s for them to come back")
+    async with trio.open_nursery() as nursery:
+        async def remind() -> None:
+            while True:
+                await trio.sleep(COUNTDOWN)
+                left = until - trio.current_time()
+                if left > 0.5:
+                    told((PeerAway(name, left),))
+
+        nursery.start_soon(remind)
+        framed = await presence.reach(until)
+        nursery.cancel_scope.cancel()
+    side.away = (seq, used + trio.current_time() - start)
+    if framed is None:
+        await claim_absence(side, window, name, log, told)
+        return False
+    await conn.replace(framed)
+    await resume_exchange(conn, side, log)
+    told((PeerBack(name),))
+    log(f"{name} is back")
+    return True
+
+
+async def claim_absence(side: Side, window: float, name: str, log: Callable[[str], None],
+                        told: Callable[[tuple[SeatEvent, ...]], None] = lambda events: None) -> None:
+    """The window is over: our signed claim that the peer did not come back ends the game."""
+    seat = side.seat
+    game = seat.game
+    if game is not None and game.over and seat.due().kind is not StepKind.SECRET:
+        # (A hidden deal's missing secret is an absence like any other: claimed below.)
+        raise PeerGone(f"{name} did not come back; the game ended on the board but its signed result "
+                       "is missing, so the replay stays incomplete")
+    told(forfeit_by_absence(side, window))
+    log(f"{name} did not come back within {window:g} s: the game is recorded as won by their absence")
+
+
+def forfeit_by_absence(side: Side, window: float) -> tuple[SeatEvent, ...]:
+    """Record our claim that the peer did not come back within ``window`` seconds; its events."""
+    seat = side.seat
+    assert seat.me is not None
+    if seat.due() == Step(StepKind.ACK, seat.me):
+        # Our acknowledgement was lost with its unsynced tail, but the peer may hold it: sign it
+        # again (deterministic: the very same bytes) rather than a forfeit at its place, which
+        # would be two different messages of ours for one sequence number.
+        ack = seat.make()
+        assert not isinstance(ack, Late)
+        side.record(ack.envelope.raw)
+    claim = seat.claim_forfeit(f"did not come back within {window:g} s")
+    side.record(claim.envelope.raw)
+    return claim.events
 
 
 def _start_prefetch(conn: Connection, agent: Agent, side: Side) -> None:
@@ -384,40 +571,90 @@ async def _record_final(conn: Connection, side: Side, out: Outgoing, told: _Tell
     return out.events
 
 
-async def _decide(conn: Connection, agent: Agent, side: Side) -> Action | Resign | None:
+async def _decide(conn: Connection, agent: Agent, side: Side, log: Callable[[str], None], told: _Teller,
+                  presence: Presence | None) -> Action | Resign | None:
     """Our player's decision (taken from a prefetch when one was made for it); None if a person's
-    clock ran out at the prompt; :class:`PeerGone` if the connection breaks meanwhile."""
+    clock ran out at the prompt; a :class:`Resign` if it ran past the agreed limit.  Without
+    ``presence``, :class:`PeerGone` if the connection breaks meanwhile; with it, the person goes
+    on deciding while we wait for the peer to come back (if it does not, our claim ends the
+    game: ``side.seat.finished``)."""
     seat = side.seat
     ask = seat.ask()
     assert ask is not None
     pre, side.prefetch = side.prefetch, None
     if pre is not None and pre.ply == ask.ply:
-        answer: Decision = pre.decision
+        answer: Decision | None = pre.decision
     else:
-        answer = await _ask(conn, agent, seat, ask)
+        answer = await _ask(conn, agent, side, ask, log, told, presence)
     while isinstance(answer, TakeBack):
         # Takebacks are for local games only (docs/playing.md); a client that offers one here
         # is asked again.
-        answer = await _ask(conn, agent, seat, ask)
+        answer = await _ask(conn, agent, side, ask, log, told, presence)
     return answer
 
 
-async def _ask(conn: Connection, agent: Agent, seat: Seat, ask: Ask) -> Decision | None:
+async def _ask(conn: Connection, agent: Agent, side: Side, ask: Ask, log: Callable[[str], None], told: _Teller,
+               presence: Presence | None) -> Decision | None:
+    seat = side.seat
     if not agent.traits.blocking:
         return agent.choose(ask)
-    if conn.broken:
+    if conn.broken and presence is None:
         raise PeerGone("the other side has gone: the connection broke")
     # A person (or a program) thinks in a worker thread, so that keepalives flow meanwhile.
-    until = seat.own_deadline()
-    with trio.CancelScope(deadline=until if until is not None else float("inf")) as scope:
-        conn.deciding = scope
-        try:
-            return await trio.to_thread.run_sync(agent.choose, ask, abandon_on_cancel=True)
-        finally:
-            conn.deciding = None
-    if until is not None and trio.current_time() >= until:
+    assert side.due is not None and seat.me is not None
+    limit = _decision_limit(seat.spec, conn.timeouts) if seat.spec.limits is not None else None
+    limit_at = side.due[1] + limit if limit is not None else None
+    clock_at = seat.own_deadline()
+    until = min([t for t in (clock_at, limit_at) if t is not None], default=float("inf"))
+    answer: Decision | None = None
+    async with trio.open_nursery() as nursery:
+        with trio.CancelScope(deadline=until) as scope:
+            if limit_at is not None and limit is not None and limit > 2 * WARNING:
+                nursery.start_soon(_warn_at, limit_at - WARNING, told, seat.me)
+            if presence is not None:
+                nursery.start_soon(_away_while_deciding, conn, side, presence, log, told, scope)
+            else:
+                conn.deciding = scope
+            try:
+                answer = await trio.to_thread.run_sync(agent.choose, ask, abandon_on_cancel=True)
+            finally:
+                conn.deciding = None
+        if side.waiting_for_return is not None:
+            await side.waiting_for_return.wait()  # decided while the peer is away: its return first
+        nursery.cancel_scope.cancel()
+    if seat.finished:
+        return None  # the peer did not come back while we decided: our claim ended the game
+    if not scope.cancelled_caught:
+        return answer
+    if clock_at is not None and trio.current_time() >= clock_at:
         return None
+    if limit_at is not None and trio.current_time() >= limit_at:
+        why = f"no decision within {limit:g} s, the agreed limit"
+        return Resign(why, summary=f"you took longer than the agreed {limit:g} s for a decision")
     raise PeerGone("the other side has gone: the connection broke while you were deciding")
+
+
+async def _warn_at(when: float, told: _Teller, who: int) -> None:
+    await trio.sleep_until(when)
+    told((TimeWarning(who, WARNING),))
+
+
+async def _away_while_deciding(conn: Connection, side: Side, presence: Presence, log: Callable[[str], None],
+                               told: _Teller, deciding: trio.CancelScope) -> None:
+    """While our person decides nobody reads the connection; a keepalive that fails says the peer
+    has gone, and we wait for it meanwhile (the person goes on deciding).  If the window ends
+    first, our claim ends the game and the decision is no longer asked for."""
+    while True:
+        await conn.lost.wait()
+        side.waiting_for_return = trio.Event()
+        try:
+            back = await _wait_for_return(conn, side, presence, log, told, "the connection broke")
+        finally:
+            side.waiting_for_return.set()
+            side.waiting_for_return = None
+        if not back:
+            deciding.cancel()
+            return
 
 
 def write_evidence(side: Side, a: bytes, b: bytes) -> Path:
@@ -475,8 +712,9 @@ async def resume_exchange(conn: Connection, side: Side, log: Callable[[str], Non
 
 
 __all__ = [
-    "BadHello", "Connection", "GameReport", "NoGameStarted", "PeerGone", "PeerMisbehaved", "PeerRefused",
-    "Refused", "SessionError", "Settings", "Side", "Timeouts", "Watch", "continue_game", "differences",
-    "forget_session", "hello_body", "lag_allowance", "play_one_game", "resume_exchange", "resume_hint",
-    "side_from_replay", "sidecar_path", "write_evidence", "write_private_json",
+    "BadHello", "claim_absence", "Connection", "continue_game", "differences", "forfeit_by_absence",
+    "forget_session", "GameReport", "hello_body", "lag_allowance", "NoGameStarted", "PeerGone",
+    "PeerMisbehaved", "PeerRefused", "play_one_game", "Presence", "presence_of", "Refused", "resume_exchange",
+    "resume_hint", "SessionError", "Settings", "Side", "side_from_replay", "sidecar_path", "Timeouts",
+    "Watch", "write_evidence", "write_private_json",
 ]

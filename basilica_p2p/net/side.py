@@ -39,6 +39,13 @@ class Side:
     info: dict[str, Any] = field(default_factory=dict)
     prefetch: Prefetch | None = None  # our next decision, being chosen while the peer acknowledges
     resent: int = 0  # after a resume: how many messages the peer is sending back from its file
+    # The message due now (its seq) and since when, by the driver's clock: a decision's limit and
+    # a claim count from there, whatever breaks meanwhile.
+    due: tuple[int, float] | None = None
+    # The seq due when the peer was last away, and for how long in all: one message's wait gets
+    # one window, however often the peer goes and comes back.
+    away: tuple[int, float] | None = None
+    waiting_for_return: trio.Event | None = None  # set while the peer is away during our decision
 
     @property
     def records(self) -> list[bytes]:

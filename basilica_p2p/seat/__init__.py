@@ -18,9 +18,12 @@ from ._events import (
     GameStarted,
     MoveApplied,
     NothingToTakeBack,
+    PeerAway,
+    PeerBack,
     Scored,
     SeatEvent,
     TakenBack,
+    TimeWarning,
 )
 from ._seat import BAD_REVEAL, OwnMessageRefused, Seat, hello_body, printable
 from ._told import Told, ask_for, outcome_of
@@ -40,7 +43,7 @@ from ._steps import (
 
 __all__ = [
     "Accepted", "Ask", "BAD_REVEAL", "ClocksChanged", "DECISIONS", "GameOver", "GameStarted", "Late",
-    "MoveApplied", "NothingToTakeBack", "Outgoing", "OwnMessageRefused", "Received", "Refusal", "Refused", "Scored", "Seat",
-    "SeatEvent", "SeatSecrets", "Step", "StepKind", "TakenBack", "Told", "ask_for", "hello_body", "outcome_of",
+    "MoveApplied", "NothingToTakeBack", "Outgoing", "OwnMessageRefused", "PeerAway", "PeerBack", "Received", "Refusal",
+    "Refused", "Scored", "Seat", "SeatEvent", "SeatSecrets", "Step", "StepKind", "TakenBack", "TimeWarning", "Told", "ask_for", "hello_body", "outcome_of",
     "printable",
 ]

@@ -84,4 +84,36 @@ class GameOver:
     outcome: Outcome
 
 
-SeatEvent = GameStarted | MoveApplied | Scored | TakenBack | NothingToTakeBack | ClocksChanged | GameOver
+# Told by the network driver (the seat knows no connections), beside the seat's own events.
+
+
+@dataclass(frozen=True)
+class PeerAway:
+    """The other side has gone (its connection broke, or it fell silent): this side waits for it
+    to come back, and has ``seconds`` more to wait before it claims the game (the agreed window).
+    Told when the wait begins (``first``), then every few seconds with what is left."""
+
+    name: str
+    seconds: float
+    first: bool = False
+    why: str = ""
+
+
+@dataclass(frozen=True)
+class PeerBack:
+    """The other side came back: the game goes on."""
+
+    name: str
+
+
+@dataclass(frozen=True)
+class TimeWarning:
+    """A decision's agreed limit (a network game without a clock) is near: ``who`` (0 or 1) has
+    ``seconds`` left to decide, after which that side loses the game."""
+
+    who: int
+    seconds: float
+
+
+SeatEvent = (GameStarted | MoveApplied | Scored | TakenBack | NothingToTakeBack | ClocksChanged | GameOver
+             | PeerAway | PeerBack | TimeWarning)

@@ -133,6 +133,11 @@ class Seat:
         return self.referee.finished
 
     @property
+    def identity(self) -> Identity | None:
+        """Whose seat this is (None for a verifier's)."""
+        return self._identity
+
+    @property
     def outcome(self) -> Outcome | None:
         return self.referee.outcome
 
