@@ -22,7 +22,7 @@ from .engine.actions import JESTER
 from .engine.rng import first_player
 from .wire import Envelope, ProtocolError, SHUFFLE_SCHEME, commitment, game_seed, jester_commitment
 from .wire.envelope import PROTOCOL_VERSION
-from .dealer import deal_id
+from .dealer import deal_id, deal_problem
 from .table import Table
 
 HIDDEN_DEAL = "sra-p256-v1"
@@ -90,6 +90,10 @@ class Referee:
         if spec.shuffle not in SCHEMES:
             raise ProtocolError(f"shuffle scheme {spec.shuffle!r} is not supported (this client knows "
                                 f"{', '.join(SCHEMES)})")
+        if spec.shuffle == HIDDEN_DEAL:
+            problem = deal_problem(spec.manifest, spec.options)
+            if problem is not None:  # before any message: no deal of this box could be sent (§5b)
+                raise ProtocolError(problem)
         self.spec = spec
         self._me = me
         self._deal_secret = deal_secret
