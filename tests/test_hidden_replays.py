@@ -296,3 +296,28 @@ def test_each_decision_of_a_hidden_game_is_told_once_applied_with_its_events(tmp
                         shuffle=HIDDEN, watch=watch).game
     assert [(n, applied) for n, applied, _ in told] == [(i, format_action(a)) for i, a in enumerate(g.history)]
     assert sum(kinds.count("scoring") for *_, kinds in told) == g.scorings
+
+
+def test_a_refused_deal_step_leaves_every_deck_as_it_was(honest: Path) -> None:
+    # A deal step whose first deck is right and whose second is not is refused whole: the first
+    # deck's message is not kept, and the right step for that seq is then taken (PROTOCOL.md §6:
+    # a refused envelope leaves the verifier exactly as it was).
+    from basilica_p2p.replay.file import read_replay
+    from basilica_p2p.replay.verify import referee_for
+    from basilica_p2p.wire import ProtocolError, open_envelope, seal
+
+    replay = read_replay(honest)
+    ref = referee_for(replay, rb.manifests())
+    envs = [open_envelope(raw) for raw in replay.records]
+    first_deal = next(i for i, e in enumerate(envs) if e.type == "deal")
+    for env in envs[:first_deal]:
+        ref.feed(env)
+    right = envs[first_deal]
+    decks = [dict(d) for d in right.body["decks"]]
+    decks[1]["cards"] = decks[1]["cards"][:-1]
+    bad = seal(rb.ALICE.key, right.game, right.seq, right.prev, "deal", {"decks": decks})
+    with pytest.raises(ProtocolError, match="player 1's deal of deck 'tiles/.*' has"):
+        ref.feed(bad)
+    for env in envs[first_deal:first_deal + 3]:
+        ref.feed(env)
+    assert ref.table is not None and all(m.step == 3 for m in ref.table.machines.values())
