@@ -108,7 +108,9 @@ def build() -> dict[str, Any]:
         "decks": entries,
         "audit": {
             "honest": audit(SECRETS, records),
-            "p2_swaps_cards_0_and_1_of_its_key_message_in_deck_faces": audit(SECRETS, [cheat]),
+            # Player 2's audit alone: the record keeps player 1's re-key of the key message before
+            # the swap, so auditing player 1 first (the one order, DEAL-FORMAT.md §8) names player 1.
+            "p2_swaps_cards_0_and_1_of_its_key_message_in_deck_faces": audit(SECRETS, [cheat], check=(2,)),
         },
     }
 
