@@ -169,7 +169,7 @@ class Dealer:
             raise DealerError(f"deal {deal} comes out of order")
         classes: dict[str, list[Position]] = {}
         for p in sources:
-            face = self._face_text(p)
+            face = self.face_text(p)
             if face is None:
                 raise DealerError(f"position {position_label(p)} of the pile was never turned face up")
             classes.setdefault(face, []).append(p)
@@ -207,7 +207,7 @@ class Dealer:
         assert opened is None or isinstance(opened, FaceCopy)
         return opened
 
-    def _face_text(self, position: Position) -> str | None:
+    def face_text(self, position: Position) -> str | None:
         """The order-face class (as text) of ``position``, once its face card is open."""
         opened = self._face_open(position)
         return None if opened is None else opened.face
@@ -264,7 +264,7 @@ class Dealer:
         out: list[tuple[Position, FaceClass | int]] = []
         for r in reveals:
             if r.level is Level.FACE:
-                face = self._face_text(r.position)
+                face = self.face_text(r.position)
                 if face is not None:
                     out.append((r.position, self._faces[face]))
             else:
