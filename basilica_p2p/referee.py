@@ -388,12 +388,13 @@ class Referee:
         if not self.table.audit(sender, b["secret"]):
             raise ProtocolError(f"{where}: the audit of the deal: player {sender + 1}'s signed deal data is not "
                                 "what its own published secret gives (a false shuffle, key or share)")
+        if self.table.broken and len(self.table.secrets) == 1:
+            # Both secrets reproduce everything both signed: then no card can open to nothing.  Refused
+            # before the secret is kept, like every refusal (PROTOCOL.md §6).
+            raise ProtocolError(f"{where}: the deal broke ({self.table.broken}), yet the audit blames no one")
         self.table.take_secret(sender, b["secret"])
         if len(self.table.secrets) < 2:
             self._who = 1
-        elif self.table.broken:
-            # Both secrets reproduce everything both signed: then no card can open to nothing.
-            raise ProtocolError(f"{where}: the deal broke ({self.table.broken}), yet the audit blames no one")
         else:
             self._to_next_decision()
 

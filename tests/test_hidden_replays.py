@@ -321,3 +321,32 @@ def test_a_refused_deal_step_leaves_every_deck_as_it_was(honest: Path) -> None:
     for env in envs[first_deal:first_deal + 3]:
         ref.feed(env)
     assert ref.table is not None and all(m.step == 3 for m in ref.table.machines.values())
+
+
+def test_a_deal_that_broke_with_no_one_to_blame_refuses_the_second_secret_and_keeps_nothing(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # protocol/vectors/deal-game.json's opening fault (a card that opens to nothing), with an audit
+    # that finds nothing false (which no real deal can give: the verifier itself would be wrong).
+    # The second secret is refused, and refused it is not kept: the referee is as before it.
+    import json
+
+    from basilica_p2p.engine import parse_manifest
+    from basilica_p2p.replay.file import read_replay
+    from basilica_p2p.replay.verify import known_manifests, referee_for
+    from basilica_p2p.table import Table
+    from basilica_p2p.wire import ProtocolError, open_envelope, seal
+
+    vectors = Path(__file__).resolve().parent.parent / "protocol" / "vectors"
+    data = json.loads((vectors / "deal-game.json").read_text(encoding="utf-8"))
+    case = next(c for c in data["cases"] if c["name"] == "opening-fault-then-the-cheaters-secret")
+    replay = read_replay(vectors / case["replay"])
+    ref = referee_for(replay, known_manifests([parse_manifest(data["inputs"]["manifests"]["small"]["json"])]))
+    monkeypatch.setattr(Table, "audit", lambda self, sender, secret: True)
+    for raw in [*replay.records[:case["after"]], *(bytes.fromhex(h) for h in case["accepted"])]:
+        ref.feed(open_envelope(raw))
+    ref.feed(open_envelope(bytes.fromhex(case["envelope"])))  # player 1's secret, passed by the audit
+    assert ref.table is not None and ref.table.broken and len(ref.table.secrets) == 1
+    second = seal(rb.key(2), ref.spec.game, ref.seq, ref.prev, "secret", {"secret": bytes([0xD2]) * 32})
+    with pytest.raises(ProtocolError, match="yet the audit blames no one"):
+        ref.feed(second)
+    assert len(ref.table.secrets) == 1 and ref.waiting_for() == ("secret", 1)
