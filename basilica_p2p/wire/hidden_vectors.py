@@ -24,7 +24,6 @@ tests/test_deal_game_vectors.py checks them.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import tempfile
 from collections.abc import Callable
@@ -34,10 +33,8 @@ from typing import Any
 
 from ..bots.random_bot import RandomBot
 from ..deal import DealError, hash_to_card
-from ..deal._curve import CARD_TAG, KEY_COMMIT_TAG, tagged_preimage
-from ..deal._keys import CARD_KEY, DECK_KEY, KEY_TAG, PERM_TAG
-from ..deal.vectors import SECRETS
-from ..dealer import MAIN, box_layout
+from ..deal.vectors import SECRETS, preimages
+from ..dealer import box_layout
 from ..engine import Manifest, Options, default_manifest, parse_manifest
 from ..engine.manifest import SCHEMA
 from ..identity import Identity
@@ -184,44 +181,6 @@ def _check_hidden_game(game: _Game, shuffled: dict[str, Any]) -> None:
     if len(subdecks) < 2 or not shared & set(subdecks):
         raise SystemExit(f"hidden.replay no longer reshuffles into two sub-decks and opens one "
                          f"({subdecks}): pick new HIDDEN_BOT_SEEDS in {__name__}")
-
-
-def preimages() -> list[dict[str, Any]]:
-    """The exact bytes H hashes for each derivation (DEAL-FORMAT.md §2, §3, §5)."""
-    game, deck, (s1, s2) = HIDDEN_GAME_ID, MAIN.encode(), SECRETS
-
-    def u32(n: int) -> bytes:
-        return n.to_bytes(4, "big")
-
-    x, counter = hash_to_card(game, MAIN, "CONFUSE.2.p.n#0")
-    cases = [
-        ("card point: deck faces, label CONFUSE.2.p.n#0, counter " + str(counter), CARD_TAG,
-         [("game", game), ("deck", deck), ("label", b"CONFUSE.2.p.n#0"), ("counter", u32(counter))]),
-        ("player 1's deck key of deck faces (kind deck, index 0, counter 0)", KEY_TAG,
-         [("secret", s1), ("player", bytes([1])), ("game", game), ("deck", deck), ("kind", DECK_KEY),
-          ("index", u32(0)), ("counter", u32(0))]),
-        ("player 2's per-card key for position 3 of deck faces (kind card, counter 0)", KEY_TAG,
-         [("secret", s2), ("player", bytes([2])), ("game", game), ("deck", deck), ("kind", CARD_KEY),
-          ("index", u32(3)), ("counter", u32(0))]),
-        ("player 1's permutation stream of deck tiles/PROMOTE.1.p.c, block 0", PERM_TAG,
-         [("secret", s1), ("player", bytes([1])), ("game", game), ("deck", b"tiles/PROMOTE.1.p.c"),
-          ("block", u32(0))]),
-    ]
-    k = int.from_bytes(_sha(tagged_preimage(KEY_TAG, *(v for _, v in cases[2][2]))), "big")
-    cases.append(("player 2's key commitment for position 3 of deck faces (the key of the case before)",
-                  KEY_COMMIT_TAG, [("game", game), ("deck", deck), ("player", bytes([2])), ("position", u32(3)),
-                                   ("key", k.to_bytes(32, "big"))]))
-    out = []
-    for what, tag, fields in cases:
-        data = tagged_preimage(tag, *(v for _, v in fields))
-        out.append({"what": what, "tag": tag.decode(), "fields": [{"name": n, "hex": v.hex()} for n, v in fields],
-                    "preimage": data.hex(), "sha256": _sha(data).hex()})
-    assert out[0]["sha256"] == x.hex()
-    return out
-
-
-def _sha(data: bytes) -> bytes:
-    return hashlib.sha256(data).digest()
 
 
 # --- cases: one envelope after a prefix ------------------------------------------------------
@@ -506,7 +465,7 @@ def build() -> dict[str, bytes]:
                      "reshuffle": shuffled if g is hidden else reshuffle(g)}
             for g in (hidden, six)
         },
-        "preimages": preimages(),
+        "preimages": preimages(HIDDEN_GAME_ID),
         "cases": cases(hidden, six),
     }
     return {"hidden.replay": hidden.replay, "hidden-six.replay": six.replay,
