@@ -111,7 +111,6 @@ class Opener:
         envs = envelopes(game)
         self.game_id = envs[0].game
         steps: dict[str, list[dict[str, Any]]] = {}
-        labels: dict[str, tuple[str, ...]] = {}
         self.shares: dict[tuple[str, int], dict[int, bytes]] = {}
         for e in envs:
             if e.type == "deal":
@@ -122,7 +121,6 @@ class Opener:
                 for deck, position, value in e.body["shares"]:
                     self.shares.setdefault((deck, position), {})[player] = value
         self.steps = steps
-        self.labels = labels
 
     def open(self, deck: str, position: int, labels: tuple[str, ...]) -> str:
         hashed = hash_deck(self.game_id, DealDeck(deck, labels))
