@@ -29,11 +29,17 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from .deal import Deck, Layout, layout
+from .deal import MAX_CARDS, SCHEME, Deck, Layout, layout
 from .deal._deck import FACE_SEPARATOR, subdeck_id
 from .engine import FaceClass, Level, Manifest, Options, Position, Reveal
+from .wire.messages import MAX_DECKS
 
 MAIN = "faces"
+# The cards of the box's deal at most: one face card per tile, one sub-deck card per tile of a
+# class of two or more.  Every `deal` envelope then fits the 65 536-byte cap (PROTOCOL.md §5b):
+# 917 cards in 64 decks with the longest deck ids (26 code points) and the largest seq is the
+# most that fits; a D11 deal is never larger than the box's.
+MAX_BOX_CARDS = 900
 
 
 @dataclass(frozen=True, order=True)
@@ -55,8 +61,10 @@ def face_label(face: FaceClass) -> str:
     return f"{face.order.value}.{face.colors}.{'p' if face.paid else 'f'}.{crown}"
 
 
-def box_layout(manifest: Manifest, options: Options) -> tuple[Layout, dict[str, FaceClass]]:
-    """The two-level deck of every tile in play, classes in a fixed order, and each face label's class."""
+def _box_classes(manifest: Manifest, options: Options) -> tuple[list[tuple[str, list[str]]], dict[str, FaceClass]]:
+    """Every tile in play by order-face class: the classes in code-point order of their text, each
+    class's tiles (decimal text) in ascending numeric order of id (9 before 10); and each face
+    label's class."""
     shown = manifest.order_faces_show_crown
     tiles = list(manifest.tiles) + (list(manifest.festum_tiles) if options.festum else [])
     classes: dict[str, list[str]] = {}
@@ -66,7 +74,36 @@ def box_layout(manifest: Manifest, options: Options) -> tuple[Layout, dict[str, 
         label = face_label(face)
         faces[label] = face
         classes.setdefault(label, []).append(str(t.id))
-    return layout(sorted(classes.items()), main_id=MAIN), faces
+    return sorted(classes.items()), faces
+
+
+def box_layout(manifest: Manifest, options: Options) -> tuple[Layout, dict[str, FaceClass]]:
+    """The two-level deck of every tile in play, classes in a fixed order, and each face label's class."""
+    classes, faces = _box_classes(manifest, options)
+    return layout(classes, main_id=MAIN), faces
+
+
+def deal_problem(manifest: Manifest, options: Options) -> str | None:
+    """Why ``sra-p256-v1`` cannot deal the tiles this game plays with, in one line; None when it can.
+
+    Both peers check it before their hellos and a verifier on reading the header, so a box too
+    big for the deal's messages is refused before any game starts (PROTOCOL.md §5b): at most
+    512 tiles (one deck), 63 classes of two or more tiles (a `deal` holds at most 64 decks) and
+    :data:`MAX_BOX_CARDS` cards in all (a `deal` envelope stays under the 64 KiB cap)."""
+    classes, _ = _box_classes(manifest, options)
+    tiles = sum(len(t) for _, t in classes)
+    shared = [t for _, t in classes if len(t) >= 2]
+    cards = tiles + sum(len(t) for t in shared)
+    what = f"the hidden deal {SCHEME} cannot deal this game's {tiles} tiles:"
+    if tiles > MAX_CARDS:
+        return f"{what} it deals at most {MAX_CARDS} tiles"
+    if len(shared) > MAX_DECKS - 1:
+        return (f"{what} {len(shared)} order-face classes hold two or more tiles, and it deals at most "
+                f"{MAX_DECKS - 1} (one deck each, {MAX_DECKS} decks to a deal message)")
+    if cards > MAX_BOX_CARDS:
+        return (f"{what} they make {cards} cards (one per tile, one more per tile of a class of two or "
+                f"more), and at most {MAX_BOX_CARDS} fit its messages")
+    return None
 
 
 def deal_id(deal: int) -> str:
@@ -132,7 +169,7 @@ class Dealer:
             raise DealerError(f"deal {deal} comes out of order")
         classes: dict[str, list[Position]] = {}
         for p in sources:
-            face = self._face_text(p)
+            face = self.face_text(p)
             if face is None:
                 raise DealerError(f"position {position_label(p)} of the pile was never turned face up")
             classes.setdefault(face, []).append(p)
@@ -170,7 +207,7 @@ class Dealer:
         assert opened is None or isinstance(opened, FaceCopy)
         return opened
 
-    def _face_text(self, position: Position) -> str | None:
+    def face_text(self, position: Position) -> str | None:
         """The order-face class (as text) of ``position``, once its face card is open."""
         opened = self._face_open(position)
         return None if opened is None else opened.face
@@ -227,7 +264,7 @@ class Dealer:
         out: list[tuple[Position, FaceClass | int]] = []
         for r in reveals:
             if r.level is Level.FACE:
-                face = self._face_text(r.position)
+                face = self.face_text(r.position)
                 if face is not None:
                     out.append((r.position, self._faces[face]))
             else:

@@ -22,7 +22,7 @@ from .engine.actions import JESTER
 from .engine.rng import first_player
 from .wire import Envelope, ProtocolError, SHUFFLE_SCHEME, commitment, game_seed, jester_commitment, open_envelope
 from .wire.envelope import PROTOCOL_VERSION
-from .dealer import deal_id
+from .dealer import deal_id, deal_problem
 from .table import Table
 
 HIDDEN_DEAL = "sra-p256-v1"
@@ -107,6 +107,10 @@ class Referee:
                                 f"{', '.join(SCHEMES)})")
         if spec.limits is not None and (spec.clock is None) == (spec.limits.decision == 0):
             raise ProtocolError("the limits' time per decision must be 0 with a clock, and only with one")
+        if spec.shuffle == HIDDEN_DEAL:
+            problem = deal_problem(spec.manifest, spec.options)
+            if problem is not None:  # before any message: no deal of this box could be sent (§5b)
+                raise ProtocolError(problem)
         self.spec = spec
         self._me = me
         self._deal_secret = deal_secret
@@ -414,12 +418,13 @@ class Referee:
         if not self.table.audit(sender, b["secret"]):
             raise ProtocolError(f"{where}: the audit of the deal: player {sender + 1}'s signed deal data is not "
                                 "what its own published secret gives (a false shuffle, key or share)")
+        if self.table.broken and len(self.table.secrets) == 1:
+            # Both secrets reproduce everything both signed: then no card can open to nothing.  Refused
+            # before the secret is kept, like every refusal (PROTOCOL.md §6).
+            raise ProtocolError(f"{where}: the deal broke ({self.table.broken}), yet the audit blames no one")
         self.table.take_secret(sender, b["secret"])
         if len(self.table.secrets) < 2:
             self._who = 1
-        elif self.table.broken:
-            # Both secrets reproduce everything both signed: then no card can open to nothing.
-            raise ProtocolError(f"{where}: the deal broke ({self.table.broken}), yet the audit blames no one")
         else:
             self._to_next_decision()
 

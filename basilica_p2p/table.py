@@ -69,12 +69,17 @@ class Table:
         if len(values) != len(self.dealing):
             raise ProtocolError(f"{where}: a deal step for {len(values)} decks, expected {len(self.dealing)}")
         if sender != self.me:  # our own steps were recorded when made
+            # Every deck's value is checked before any is recorded: a refused step leaves the
+            # deal as it was (PROTOCOL.md §6), also for the decks before the one that failed.
+            checked = []
             for deck_id, value in zip(self.dealing, values):
                 machine = self.machines[deck_id]
                 try:
-                    machine.receive(value)
+                    checked.append((machine, machine.check(value)))
                 except DealError as e:
                     raise ProtocolError(f"{where}: player {sender + 1}'s deal of deck {deck_id!r}: {e}") from None
+            for machine, msg in checked:
+                machine.receive(msg.to_value(), msg)
         else:
             # A side rebuilt from its replay (basilica resume) did not make this step in this
             # process: it remakes it now from its secret (deterministic) and checks it is the one

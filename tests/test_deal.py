@@ -489,14 +489,21 @@ def test_the_audit_blames_a_false_signed_share_and_a_bad_secret(small: HashedDec
     assert audit((S2, S1), [honest]) == 1
 
 
-def test_the_audit_goes_in_record_order(small: HashedDeck, big: HashedDeck) -> None:
+def test_the_audit_blames_player_1_first_whatever_the_order_of_the_decks(small: HashedDeck, big: HashedDeck) -> None:
+    # One blame order (DEAL-FORMAT.md §8), the game's: player 1's secret is published and audited
+    # first, so when both cheated player 1 is named, even for a later deck than player 2's cheat.
     good = DealRecord(big, messages(big))
-    m1, m2, m3 = messages(small)
-    bad_p2 = DealRecord(small, (m1, rebuilt(m2, list(reversed(m2.cards))), m3))
+    m1, m2, _ = messages(small)
+    swapped = rebuilt(m2, list(reversed(m2.cards)))
+    bad_p2 = DealRecord(small, (m1, swapped, rekey(S1, small, swapped)))  # player 1 re-keys what it got
     bad_p1 = DealRecord(big, (rebuilt(good.messages[0], list(reversed(good.messages[0].cards))),
                               *good.messages[1:]))  # type: ignore[arg-type]
-    assert audit((S1, S2), [good, bad_p2, bad_p1]) == 2
+    assert audit((S1, S2), [good, bad_p2]) == 2
+    assert audit((S1, S2), [good, bad_p2, bad_p1]) == 1
     assert audit((S1, S2), [bad_p1, bad_p2]) == 1
+    assert audit((S1, S2), [good, bad_p2, bad_p1], check=(2,)) == 2
+    # A malformed secret of player 2 is not reached while player 1's data already fails.
+    assert audit((S1, b"short"), [bad_p1]) == 1 and audit((S1, b"short"), [good]) == 2
 
 
 # --- the machine's order, and the caller's mistakes ----------------------------------

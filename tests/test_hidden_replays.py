@@ -296,3 +296,57 @@ def test_each_decision_of_a_hidden_game_is_told_once_applied_with_its_events(tmp
                         shuffle=HIDDEN, watch=watch).game
     assert [(n, applied) for n, applied, _ in told] == [(i, format_action(a)) for i, a in enumerate(g.history)]
     assert sum(kinds.count("scoring") for *_, kinds in told) == g.scorings
+
+
+def test_a_refused_deal_step_leaves_every_deck_as_it_was(honest: Path) -> None:
+    # A deal step whose first deck is right and whose second is not is refused whole: the first
+    # deck's message is not kept, and the right step for that seq is then taken (PROTOCOL.md §6:
+    # a refused envelope leaves the verifier exactly as it was).
+    from basilica_p2p.replay.file import read_replay
+    from basilica_p2p.replay.verify import referee_for
+    from basilica_p2p.wire import ProtocolError, open_envelope, seal
+
+    replay = read_replay(honest)
+    ref = referee_for(replay, rb.manifests())
+    envs = [open_envelope(raw) for raw in replay.records]
+    first_deal = next(i for i, e in enumerate(envs) if e.type == "deal")
+    for env in envs[:first_deal]:
+        ref.feed(env)
+    right = envs[first_deal]
+    decks = [dict(d) for d in right.body["decks"]]
+    decks[1]["cards"] = decks[1]["cards"][:-1]
+    bad = seal(rb.ALICE.key, right.game, right.seq, right.prev, "deal", {"decks": decks})
+    with pytest.raises(ProtocolError, match="player 1's deal of deck 'tiles/.*' has"):
+        ref.feed(bad)
+    for env in envs[first_deal:first_deal + 3]:
+        ref.feed(env)
+    assert ref.table is not None and all(m.step == 3 for m in ref.table.machines.values())
+
+
+def test_a_deal_that_broke_with_no_one_to_blame_refuses_the_second_secret_and_keeps_nothing(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # protocol/vectors/deal-game.json's opening fault (a card that opens to nothing), with an audit
+    # that finds nothing false (which no real deal can give: the verifier itself would be wrong).
+    # The second secret is refused, and refused it is not kept: the referee is as before it.
+    import json
+
+    from basilica_p2p.engine import parse_manifest
+    from basilica_p2p.replay.file import read_replay
+    from basilica_p2p.replay.verify import known_manifests, referee_for
+    from basilica_p2p.table import Table
+    from basilica_p2p.wire import ProtocolError, open_envelope, seal
+
+    vectors = Path(__file__).resolve().parent.parent / "protocol" / "vectors"
+    data = json.loads((vectors / "deal-game.json").read_text(encoding="utf-8"))
+    case = next(c for c in data["cases"] if c["name"] == "opening-fault-then-the-cheaters-secret")
+    replay = read_replay(vectors / case["replay"])
+    ref = referee_for(replay, known_manifests([parse_manifest(data["inputs"]["manifests"]["small"]["json"])]))
+    monkeypatch.setattr(Table, "audit", lambda self, sender, secret: True)
+    for raw in [*replay.records[:case["after"]], *(bytes.fromhex(h) for h in case["accepted"])]:
+        ref.feed(open_envelope(raw))
+    ref.feed(open_envelope(bytes.fromhex(case["envelope"])))  # player 1's secret, passed by the audit
+    assert ref.table is not None and ref.table.broken and len(ref.table.secrets) == 1
+    second = seal(rb.key(2), ref.spec.game, ref.seq, ref.prev, "secret", {"secret": bytes([0xD2]) * 32})
+    with pytest.raises(ProtocolError, match="yet the audit blames no one"):
+        ref.feed(second)
+    assert len(ref.table.secrets) == 1 and ref.waiting_for() == ("secret", 1)

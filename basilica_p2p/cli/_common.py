@@ -11,7 +11,7 @@ from typing import Optional
 
 import typer
 
-from ..engine import EngineError, Manifest, Ruleset, default_manifest, parse_manifest
+from ..engine import EngineError, Manifest, Options, Ruleset, default_manifest, parse_manifest
 
 
 HELP_NAMES = ["-h", "--help"]
@@ -57,6 +57,18 @@ def load_manifest_option(path: Optional[Path]) -> Manifest:
         return parse_manifest(text)
     except EngineError as e:
         raise fail(f"{path}: {e}") from None
+
+
+def check_dealable(manifest: Manifest, options: Options, shuffle: str, given: Optional[Path]) -> None:
+    """A game the hidden deal cannot deal (too many tiles or classes for its messages) is refused
+    here, in one line, before any game or connection begins (PROTOCOL.md §5b)."""
+    from ..dealer import deal_problem
+    from ..referee import HIDDEN_DEAL
+
+    problem = deal_problem(manifest, options) if shuffle == HIDDEN_DEAL else None
+    if problem is not None:
+        where = f"manifest {given}" if given is not None else "the default manifest"
+        raise fail(f"{where}: {problem}; it can be played with --shuffle commit-reveal-v1")
 
 
 def read_input(path: Path, what: str) -> str:

@@ -12,7 +12,7 @@ import typer
 
 from ..engine import EngineError, Ruleset
 from ._common import (
-    _report_games, _run_trio, bot_label, fail, home_of, load_manifest_option, output_folder, user_identity,
+    _report_games, _run_trio, bot_label, check_dealable, fail, home_of, load_manifest_option, output_folder, user_identity,
 )
 
 
@@ -44,6 +44,7 @@ def _net_options(
         raise fail(str(e)) from None
     if shuffle not in SCHEMES:
         raise fail(f"--shuffle {shuffle!r}: choose {' or '.join(SCHEMES[::-1])}")
+    check_dealable(man, options, shuffle, manifest)
     if idle_timeout <= ping_interval:
         raise fail("--idle-timeout must be longer than --ping-interval")
     try:

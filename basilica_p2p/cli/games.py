@@ -11,8 +11,8 @@ from rich.console import Console
 
 from ..engine import EngineError, Ruleset, default_manifest
 from ._common import (
-    OPT_FESTUM, OPT_LOCAL_RULESET, OPT_MANIFEST, OPT_SEED, SHUFFLE_HELP, Shuffle, fail, home_of, load_manifest_option,
-    match_seed, output_folder,
+    OPT_FESTUM, OPT_LOCAL_RULESET, OPT_MANIFEST, OPT_SEED, SHUFFLE_HELP, Shuffle, check_dealable, fail, home_of,
+    load_manifest_option, match_seed, output_folder,
 )
 
 
@@ -52,6 +52,7 @@ def match(
         seed = match_seed(seed, [p1, p2])
         config = MatchConfig(p1=p1, p2=p2, games=games, seed=seed, ruleset=ruleset,
                              festum=festum, festum_removal=festum_removal, shuffle=shuffle.value)
+        check_dealable(man, config.options(), config.shuffle, manifest)
         identities = None
         if replay_dir is not None:
             from ..identity import IdentityError, local_identity

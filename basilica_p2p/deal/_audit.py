@@ -35,12 +35,14 @@ def audit(secrets: tuple[object, object], records: Sequence[DealRecord],
           check: Collection[int] = (1, 2)) -> int | None:
     """The first player (1 or 2) whose signed data its own secret does not reproduce, or None.
 
-    For each record in order: player 1's shuffle, player 2's keyed deck (from
-    the shuffle as signed), player 1's re-key (from the keyed deck as
-    signed), then the shares in order.  A secret that is not 32 bytes blames
-    its player.  ``check`` limits the audit to some players: a peer need only
-    audit the other (its own data it made itself), at half the cost; a
-    secret not yet known may then be None.
+    One blame order, the one a game follows (each secret audited when it arrives, player 1's
+    first): player 1's data in every record, then player 2's, so that when both cheated
+    player 1 is named whatever the decks.  A player's data, record by record in order: player
+    1's shuffle, its re-key (from the keyed deck as signed) and its shares in order; player
+    2's keyed deck (from the shuffle as signed) and its shares in order.  A secret that is not
+    32 bytes blames its player.  ``check`` limits the audit to some players: a peer need only
+    audit the other (its own data it made itself), at half the cost; a secret not yet known
+    may then be None.
 
     Every message was checked by :func:`parse_message` when received, so
     each recomputation here starts from valid points.
@@ -59,37 +61,35 @@ def audit(secrets: tuple[object, object], records: Sequence[DealRecord],
             raise MalformedValue("", player)
         return s
 
-    try:
-        for rec in records:
-            m1, m2, m3 = rec.messages
-            shown = _shown_as_dealt(secrets, rec)
-            deck = rec.deck
-            keys: dict[int, list[int]] = {}
+    def holds(p: int, rec: DealRecord, shown: frozenset[int]) -> bool:
+        """Whether player ``p``'s secret reproduces everything it signed for ``rec``'s deck."""
+        m1, m2, m3 = rec.messages
+        deck = rec.deck
+        # The player's per-card keys, derived once: the key checks and the shares use the same.
+        keys = [card_key(secret(p), p, deck.game, deck.deck_id, i) for i in range(len(deck))]
+        if p == 1 and (shuffle(secret(1), deck) != m1 or not _rekey_holds(secret(1), deck, m2, m3, shown, keys)):
+            return False
+        if p == 2 and not _key_holds(secret(2), deck, m1, m2, shown, keys):
+            return False
+        for sh in rec.shares:
+            if sh.player != p:
+                continue
+            if not (isinstance(sh.position, int) and not isinstance(sh.position, bool)
+                    and 0 <= sh.position < len(deck)):
+                return False  # a share signed for a position the deck does not have
+            if keys[sh.position].to_bytes(32, "big") != sh.value:
+                return False
+        return True
 
-            def card_keys(p: int) -> list[int]:
-                # Each player's per-card keys, derived once (in the order the checks need them, so
-                # a malformed secret is blamed where it is first used): the key checks and the
-                # shares use the same.
-                if p not in keys:
-                    keys[p] = [card_key(secret(p), p, deck.game, deck.deck_id, i) for i in range(len(deck))]
-                return keys[p]
-
-            if 1 in check and shuffle(secret(1), deck) != m1:
-                return 1
-            if 2 in check and not _key_holds(secret(2), deck, m1, m2, shown, card_keys(2)):
-                return 2
-            if 1 in check and not _rekey_holds(secret(1), deck, m2, m3, shown, card_keys(1)):
-                return 1
-            for sh in rec.shares:
-                if sh.player not in check:
-                    continue
-                if not (isinstance(sh.position, int) and not isinstance(sh.position, bool)
-                        and 0 <= sh.position < len(deck)):
-                    return sh.player  # a share signed for a position the deck does not have
-                if card_keys(sh.player)[sh.position].to_bytes(32, "big") != sh.value:
-                    return sh.player
-    except MalformedValue as e:
-        return e.player
+    shown = [_shown_as_dealt(secrets, rec) for rec in records]
+    for p in (1, 2):
+        if p not in check:
+            continue
+        try:
+            if not all(holds(p, rec, opened) for rec, opened in zip(records, shown)):
+                return p
+        except MalformedValue:
+            return p
     return None
 
 

@@ -29,13 +29,14 @@ CARD_TAG = b"basilica-p2p/deal/sra-p256-v1/card"
 KEY_COMMIT_TAG = b"basilica-p2p/deal/sra-p256-v1/key-commitment"
 
 
+def tagged_preimage(tag: bytes, *fields: bytes) -> bytes:
+    """tag || 0x00 || for each field: u32be(len) || field: no two field lists give the same bytes."""
+    return b"".join([tag, b"\x00", *(len(f).to_bytes(4, "big") + f for f in fields)])
+
+
 def tagged_hash(tag: bytes, *fields: bytes) -> bytes:
-    """SHA-256(tag || 0x00 || for each field: u32be(len) || field): no two field lists hash alike."""
-    h = hashlib.sha256(tag + b"\x00")
-    for f in fields:
-        h.update(len(f).to_bytes(4, "big"))
-        h.update(f)
-    return h.digest()
+    """SHA-256 of :func:`tagged_preimage` (DEAL-FORMAT.md §3's H)."""
+    return hashlib.sha256(tagged_preimage(tag, *fields)).digest()
 
 
 def _decompress(prefix: int, x: object) -> Any:

@@ -87,15 +87,20 @@ class DeckDeal:
             raise OutOfOrder(f"not our next deal message for deck {self.deck.deck_id!r}")
         self._messages.append(msg)
 
-    def receive(self, value: object) -> DealMessage:
-        """Check the other side's next deal message (every one, for a verifier) and record it."""
+    def check(self, value: object) -> DealMessage:
+        """Check the other side's next deal message (every one, for a verifier); changes nothing."""
         step = self.step + 1
         if step not in SENDER:
             raise OutOfOrder(f"deck {self.deck.deck_id!r} is dealt already", None)
         if SENDER[step] == self.me:
             raise OutOfOrder(f"the {STEP_NAMES[step]} message of deck {self.deck.deck_id!r} is ours to make",
                              3 - SENDER[step])
-        msg = parse_message(self.deck, step, value, self._messages[-1] if self._messages else None)
+        return parse_message(self.deck, step, value, self._messages[-1] if self._messages else None)
+
+    def receive(self, value: object, checked: DealMessage | None = None) -> DealMessage:
+        """Check the other side's next deal message and record it; ``checked``: what :meth:`check`
+        returned for it (a deal step of several decks is checked whole before any is recorded)."""
+        msg = checked if checked is not None else self.check(value)
         self._messages.append(msg)
         return msg
 

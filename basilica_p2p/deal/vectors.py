@@ -19,7 +19,9 @@ from typing import Any
 import msgpack
 
 from ..vectorfiles import emit
-from . import DealMessage, DealRecord, DeckDeal, HashedDeck, Share, audit, deck_keys, hash_deck, layout
+from . import DealMessage, DealRecord, DeckDeal, HashedDeck, Share, audit, deck_keys, hash_deck, hash_to_card, layout
+from ._curve import CARD_TAG, KEY_COMMIT_TAG, key_commitment, tagged_hash, tagged_preimage
+from ._keys import CARD_KEY, DECK_KEY, KEY_TAG, PERM_TAG, card_key, deck_key
 
 GAME_ID = bytes(range(32))
 SECRETS = (bytes([0xD1]) * 32, bytes([0xD2]) * 32)
@@ -108,9 +110,50 @@ def build() -> dict[str, Any]:
         "decks": entries,
         "audit": {
             "honest": audit(SECRETS, records),
-            "p2_swaps_cards_0_and_1_of_its_key_message_in_deck_faces": audit(SECRETS, [cheat]),
+            # Player 2's audit alone: the record keeps player 1's re-key of the key message before
+            # the swap, so auditing player 1 first (the one order, DEAL-FORMAT.md §8) names player 1.
+            "p2_swaps_cards_0_and_1_of_its_key_message_in_deck_faces": audit(SECRETS, [cheat], check=(2,)),
         },
     }
+
+
+def preimages(game: bytes) -> list[dict[str, Any]]:
+    """The exact bytes H hashes for each kind of derivation (DEAL-FORMAT.md §2, §3, §5), in game
+    ``game`` with :data:`SECRETS`: each field named, the bytes hashed and their SHA-256.  (The game
+    vectors of protocol/vectors/deal-game.json hold them, beside the game they come from.)"""
+    s1, s2 = SECRETS
+    deck, label = "faces", "CONFUSE.2.p.n#0"
+
+    def u32(n: int) -> bytes:
+        return n.to_bytes(4, "big")
+
+    x, counter = hash_to_card(game, deck, label)
+    b3 = card_key(s2, 2, game, deck, 3)
+    cases = [
+        (f"card point: deck {deck}, label {label}, counter {counter}", CARD_TAG,
+         [("game", game), ("deck", deck.encode()), ("label", label.encode()), ("counter", u32(counter))], x),
+        (f"player 1's deck key of deck {deck} (kind deck, index 0, counter 0)", KEY_TAG,
+         [("secret", s1), ("player", bytes([1])), ("game", game), ("deck", deck.encode()), ("kind", DECK_KEY),
+          ("index", u32(0)), ("counter", u32(0))], deck_key(s1, 1, game, deck).to_bytes(32, "big")),
+        (f"player 2's per-card key for position 3 of deck {deck} (kind card, counter 0)", KEY_TAG,
+         [("secret", s2), ("player", bytes([2])), ("game", game), ("deck", deck.encode()), ("kind", CARD_KEY),
+          ("index", u32(3)), ("counter", u32(0))], b3.to_bytes(32, "big")),
+        ("player 1's permutation stream of deck tiles/PROMOTE.1.p.c, block 0", PERM_TAG,
+         [("secret", s1), ("player", bytes([1])), ("game", game), ("deck", b"tiles/PROMOTE.1.p.c"),
+          ("block", u32(0))], None),
+        (f"player 2's key commitment for position 3 of deck {deck} (the key of the case before)", KEY_COMMIT_TAG,
+         [("game", game), ("deck", deck.encode()), ("player", bytes([2])), ("position", u32(3)),
+          ("key", b3.to_bytes(32, "big"))], key_commitment(game, deck, 2, 3, b3)),
+    ]
+    out = []
+    for what, tag, fields, value in cases:
+        data = tagged_preimage(tag, *(v for _, v in fields))
+        digest = tagged_hash(tag, *(v for _, v in fields))
+        # Each is the value the deal itself derives (the counters above are those that succeed).
+        assert value is None or value == digest, what
+        out.append({"what": what, "tag": tag.decode(), "fields": [{"name": n, "hex": v.hex()} for n, v in fields],
+                    "preimage": data.hex(), "sha256": digest.hex()})
+    return out
 
 
 def build_vectors() -> dict[str, bytes]:

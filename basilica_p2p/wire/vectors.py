@@ -36,6 +36,8 @@ from ..replay.file import parse
 from ..replay.local import play_recorded
 from .commit import commitment, game_seed, jester_commitment
 from .envelope import PROTOCOL_VERSION, TAG, open_envelope
+from .hidden_vectors import FILES as HIDDEN_FILES
+from .hidden_vectors import build as build_hidden
 from .text import BOUNDS, EXCLUDED_CATEGORIES, UNICODE_VERSION, is_text
 
 KEY_SEEDS = (bytes([1]) * 32, bytes([2]) * 32)
@@ -51,7 +53,7 @@ JESTER_PLY, JESTER_ACTION, JESTER_SALT = 7, "J:c2=G", bytes([0xC3]) * 32
 STATE_PLIES = 5
 
 FILES = ("commit-reveal.json", "envelope.json", "state-hash.json", "small.replay", "manifest.json", "text.json",
-         "clock.replay")
+         "clock.replay", *HIDDEN_FILES)
 # clock.replay (protocol 2): small.replay's inputs with a 1+0 clock read from a counter
 # (each read CLOCK_STEP seconds after the one before), player 1 taking back once at its
 # TAKEBACK_AT-th decision; the game ends on time.
@@ -328,6 +330,7 @@ def build_vectors() -> dict[str, bytes]:
         "manifest.json": _json(manifest_hashes()),
         "text.json": _json(text_rule()),
         "clock.replay": clock_replay(),
+        **build_hidden(),  # the hidden deal in a game: hidden.replay, hidden-six.replay, deal-game.json
     }
 
 
