@@ -100,10 +100,9 @@ async def play_games(stream: trio.abc.Stream | FramedStream, hosting: bool, conf
                             except (PeerClosed, PeerTimeout, ValueError):
                                 pass
                     return
-                if isinstance(e, BadHello):
-                    raise  # bytes that are not a hello: say so
-                text = "the peer left before the game began" if isinstance(e, PeerBye) else str(e)
-                raise PeerGone(text) from None
+                if isinstance(e, (BadHello, NoGameStarted)):
+                    raise  # bytes that are not a hello: say so; an ended connection: a joiner may dial again
+                raise PeerGone("the peer left before the game began") from None
             config.current = None
             reports.append(report)
             if config.settings.clock is None and report.clock is not None:
