@@ -145,6 +145,52 @@ def test_verify_of_a_directory_a_missing_file_and_garbage(match_dir: Path, tmp_p
     assert p.returncode == 1 and [v["ok"] for v in json.loads(p.stdout)] == [False, False]
 
 
+def test_what_is_not_a_regular_file_is_refused_at_once_in_one_line_by_every_command(tmp_path: Path) -> None:
+    """A named pipe made 'verify' and 'replay html' wait forever, /dev/zero gave a MemoryError
+    traceback or the OOM killer: now each is one line, whatever the command."""
+    fifo = tmp_path / "game.replay"
+    os.mkfifo(fifo)
+    commands = [["verify"], ["replay", "show"], ["replay", "export"], ["replay", "html", "-o", str(tmp_path / "p")]]
+    for target, kind in ((fifo, "is a named pipe"), (Path("/dev/zero"), "is a device"), (tmp_path, "is a directory")):
+        for command in commands:
+            env = dict(os.environ, BASILICA_HOME=str(tmp_path / "home"))
+            p = subprocess.run([sys.executable, "-m", "basilica_p2p.cli", *command, str(target)], capture_output=True,
+                               text=True, env=env, timeout=60)
+            assert p.returncode != 0 and "Traceback" not in p.stderr, (command, target, p.stderr)
+            (line,) = p.stderr.splitlines()
+            assert f"{target}" in line and f"{kind}, not a replay file" in line, (command, line)
+
+
+MEMORY_PROBE = """
+import resource, sys
+from pathlib import Path
+from basilica_p2p.replay.verify import verify_file
+verdict = verify_file(Path(sys.argv[1]))
+print(verdict.error)
+print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)  # KiB on Linux
+"""
+
+
+def test_a_3_gb_sparse_file_is_refused_at_its_first_bytes_with_little_memory(match_dir: Path, tmp_path: Path) -> None:
+    """It took 3.1 GB for 12 s before 'bad magic': the magic and each record's length are
+    checked as the file is read, one record at a time."""
+    zeros = tmp_path / "zeros.replay"
+    with open(zeros, "wb") as f:
+        f.truncate(3 << 30)
+    after_header = tmp_path / "after-header.replay"  # a replay's first record, then 3 GB of zeros
+    header = read_replay(replays(match_dir)[0]).header_bytes
+    with open(after_header, "wb") as f:
+        f.write(b"BASILREP" + frame(header))
+        f.truncate(3 << 30)
+    for path, error in ((zeros, "record 0 (byte 0): not a basilica replay file (bad magic bytes)"),
+                        (after_header, f"record 1 (byte {8 + 8 + len(header)}): record length 0 is out of range")):
+        p = subprocess.run([sys.executable, "-c", MEMORY_PROBE, str(path)], capture_output=True, text=True,
+                           timeout=120)
+        said, peak = p.stdout.splitlines()
+        assert said == error, p.stdout + p.stderr
+        assert int(peak) < 200 * 1024, f"{path.name}: {int(peak) // 1024} MiB at the peak"  # the file is 3,072 MiB
+
+
 def test_verify_of_a_torn_file_reports_the_valid_prefix(match_dir: Path, tmp_path: Path) -> None:
     src = replays(match_dir)[2]
     replay = read_replay(src)
