@@ -308,8 +308,21 @@ def test_replay_show_and_export_of_a_damaged_replay_stop_at_the_record(match_dir
     r = cli("replay", "show", str(bad))
     assert r.exit_code == 1
     assert "record 15" in r.stderr and r.stderr.count("\n") == 1
-    doc = json.loads(cli("replay", "export", str(bad)).stdout)
+    doc = json.loads(cli("replay", "export", "--unverified", str(bad)).stdout)
     assert doc["verified"] is False and rb.first_record(doc["error"]) == 15
+
+
+def test_replay_export_of_a_replay_that_does_not_verify_fails_unless_asked_to_export_it_anyway(
+        match_dir: Path, tmp_path: Path) -> None:
+    """It exited 0 having written '"verified": false', which a script would take for a game."""
+    bad = _damaged_copy(replays(match_dir)[1], tmp_path / "bad.replay", 15, reframe=True)
+    out = tmp_path / "bad.json"
+    r = cli("replay", "export", str(bad), "-o", str(out))
+    assert r.exit_code == 1 and not out.exists() and r.stdout == ""
+    (line,) = r.stderr.splitlines()
+    assert line.startswith(f"error: {bad}: it stops verifying at record 15") and "--unverified" in line, line
+    r = cli("replay", "export", "--unverified", str(bad), "-o", str(out))
+    assert r.exit_code == 0 and json.loads(out.read_text())["verified"] is False
 
 
 # --- forfeits, unfinished games, other manifests ----------------------------------------
@@ -343,7 +356,9 @@ def test_a_forfeit_and_an_unfinished_game_on_the_command_line(short_game: Path, 
     assert r.exit_code == 1 and "incomplete game: valid through record 8;" in r.stderr
     show = cli("replay", "show", str(unfinished))
     assert show.exit_code == 0 and show.stdout.splitlines()[-1] == "the game is not finished"
-    doc = json.loads(cli("replay", "export", str(unfinished)).stdout)
+    r = cli("replay", "export", str(unfinished))
+    assert r.exit_code == 1 and r.stderr.startswith(f"error: {unfinished}: the game is not finished; nothing exported")
+    doc = json.loads(cli("replay", "export", "--unverified", str(unfinished)).stdout)
     assert doc["verified"] is False and doc["result"] is None
 
 
