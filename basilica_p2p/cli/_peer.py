@@ -3,6 +3,7 @@ what to say when the network fails."""
 
 from __future__ import annotations
 
+import itertools
 import re
 import sys
 from pathlib import Path
@@ -12,7 +13,8 @@ import typer
 
 from ..engine import EngineError, Ruleset
 from ._common import (
-    _report_games, _run_trio, bot_label, fail, home_of, load_manifest_option, output_folder, user_identity,
+    _report_games, _run_trio, bot_label, fail, home_of, load_manifest_option, output_folder, report_line,
+    user_identity,
 )
 
 
@@ -91,6 +93,13 @@ def _run_peer(coro_fn, config, where: str = "", hint=None) -> None:  # type: ign
     from ..net.session import SessionError
 
     person = getattr(config, "person", None)
+    if person is None:
+        # A bot's games are said one line each as they end, and not kept: 'host --games N'
+        # runs for hours, and its memory stays flat.  A person's are said at the end, after
+        # the app has given the terminal back.
+        played = itertools.count(1)
+        config.on_game = lambda report: typer.echo(report_line(next(played), report, config.me.name))
+        config.keep_reports = False
     try:
         if isinstance(person, AppPlayer):  # the game in a worker thread, the app in this one
             reports = run_in_app(person, lambda: _run_trio(stoppable(person, coro_fn), lambda: config.current))

@@ -51,10 +51,14 @@ class PeerConfig:
     ledger: GameLedger | None = None  # the game ids our keys signed: never one twice
     pinned: bytes | None = None  # the peer's key, when an invite fixed it: any other is refused
     games_begun: int = 0  # games whose hellos were exchanged (a replay exists) on this connection
+    # Whether the reports are returned at the end: each holds its game's final state (tens of
+    # KB).  Without, each goes to ``on_game`` only, and a host of thousands of games holds no
+    # more memory at the last than at the first.
+    keep_reports: bool = True
 
 
 async def play_games(stream: trio.abc.Stream | FramedStream, hosting: bool, config: PeerConfig) -> list[GameReport]:
-    conn = Connection(stream, config.timeouts)
+    conn = Connection(stream, config.timeouts, config.round_trips)
     reports: list[GameReport] = []
     # A finished game's session file whose last message was ours: deleted once anything the
     # peer sends afterwards shows it read that message (the stream is in order).
@@ -91,7 +95,7 @@ async def play_games(stream: trio.abc.Stream | FramedStream, hosting: bool, conf
             except (PeerBye, NoGameStarted, BadHello) as e:
                 # After the host's last game its goodbye can cross our next hello and the
                 # connection may even be reset: if no game was begun, the session is simply over.
-                if not hosting and reports:
+                if not hosting and k:  # k games were played
                     if isinstance(e, PeerBye):
                         confirmed()  # the host's goodbye came after our last message
                         with trio.move_on_after(1):
@@ -104,7 +108,8 @@ async def play_games(stream: trio.abc.Stream | FramedStream, hosting: bool, conf
                     raise  # bytes that are not a hello: say so; an ended connection: a joiner may dial again
                 raise PeerGone("the peer left before the game began") from None
             config.current = None
-            reports.append(report)
+            if config.keep_reports:
+                reports.append(report)
             if config.settings.clock is None and report.clock is not None:
                 # A joiner took the host's clock: its next hello (as player 1) names it too.
                 config.settings = replace(config.settings, clock=report.clock)
@@ -119,8 +124,6 @@ async def play_games(stream: trio.abc.Stream | FramedStream, hosting: bool, conf
 
     try:
         await conn.run(games)
-        if config.round_trips is not None:
-            config.round_trips.extend(conn.round_trips)
     except PeerClosed as e:
         raise PeerGone(f"the connection ended: {e}") from None
     finally:

@@ -14,7 +14,8 @@ and resume; the protocol itself is the seat's.
 from __future__ import annotations
 
 import os
-from collections.abc import Awaitable, Callable
+from collections import deque
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, TypeVar
@@ -81,6 +82,7 @@ class Settings:
 # more than MAX_LAG (a peer that slows its acknowledgements cannot buy more; docs/clocks.md).
 FIRST_LAG = 0.5
 MAX_LAG = 2.0
+LAG_SAMPLES = 9  # the round trips the allowance is the median of
 
 
 class SessionError(Exception):
@@ -227,13 +229,18 @@ def _clock_words(clock: Any) -> str:
 class Connection:
     """A framed stream plus the rules for reading from a peer: idle and frame deadlines, keepalives."""
 
-    def __init__(self, stream: trio.abc.Stream | FramedStream, timeouts: Timeouts) -> None:
+    def __init__(self, stream: trio.abc.Stream | FramedStream, timeouts: Timeouts,
+                 measured: list[float] | None = None) -> None:
         # A stream that already carried frames (an invite's challenge and knock) keeps its buffer.
         self.framed = stream if isinstance(stream, FramedStream) else FramedStream(stream, timeouts.frame)
         self.timeouts = timeouts
         self._pings = 0
-        self.round_trips: list[float] = []  # seconds from sending an action to its acknowledgement
-        # (only for actions after which we did not choose our next decision at once)
+        # Seconds from sending an action to its acknowledgement (only for actions after which we
+        # did not choose our next decision at once): the last few, which the lag allowance
+        # needs, so that a connection of thousands of games does not keep them all; every one
+        # also goes to ``measured`` when it is given (a benchmark's).
+        self.round_trips: deque[float] = deque(maxlen=LAG_SAMPLES)
+        self.measured = measured
         self._sent_at: float | None = None
         self.nursery: trio.Nursery | None = None  # for work beside the game (keepalives, prefetching)
         # While a person decides nobody reads the socket: a failed keepalive cancels this
@@ -734,6 +741,8 @@ async def _take_peers(conn: Connection, agent: Agent, side: _Side, kind: StepKin
     side.resent = max(0, side.resent - 1)
     if kind is StepKind.ACK and conn._sent_at is not None:
         conn.round_trips.append(trio.current_time() - conn._sent_at)
+        if conn.measured is not None:
+            conn.measured.append(conn.round_trips[-1])
         conn._sent_at = None
     told(got)
     return True
@@ -771,11 +780,12 @@ async def _accept(conn: Connection, side: _Side, raw: bytes, lag: float) -> tupl
     return got.events
 
 
-def lag_allowance(round_trips: list[float]) -> float:
-    """Seconds taken off the peer's measured thinking: the median round trip, at most MAX_LAG."""
+def lag_allowance(round_trips: Sequence[float]) -> float:
+    """Seconds taken off the peer's measured thinking: the median of the last LAG_SAMPLES round
+    trips, at most MAX_LAG."""
     if not round_trips:
         return FIRST_LAG
-    ordered = sorted(round_trips[-9:])
+    ordered = sorted(list(round_trips)[-LAG_SAMPLES:])
     return min(MAX_LAG, ordered[len(ordered) // 2])
 
 
