@@ -341,13 +341,15 @@ def resume_cmd(
         return
     try:
         info = json.loads(side_file.read_text(encoding="utf-8"))
-        role, address, port = info["role"], info["address"], int(info["port"])
-        if role not in ("host", "join") or not isinstance(address, str):
-            raise ValueError
     except OSError as e:
         raise fail(f"cannot read {side_file}: {e.strerror or e}") from None
-    except (ValueError, KeyError, TypeError):
+    except ValueError:
         raise fail(f"{side_file} is damaged") from None
+    where = Rendezvous.from_info(info) if isinstance(info, dict) else None
+    if where is None:
+        if isinstance(info, dict) and Rendezvous.from_info(dict(info, relay=None)) is not None:
+            raise fail(f"{side_file}: the relay key of this relayed game is missing or damaged", code=1)
+        raise fail(f"{side_file} is damaged")
     root = ctx.find_root().obj
     home = Path(root) if root else Path(info.get("home") or home_of(ctx))
     manifests = load_manifests([Path(info["manifest"])] if info.get("manifest") else [])
@@ -366,17 +368,6 @@ def resume_cmd(
     if move_time is None and isinstance(info.get("move_time"), (int, float)):
         move_time = float(info["move_time"])  # the limit the game was started with still holds
     timeouts = Timeouts(handshake_timeout, ping_interval, idle_timeout, frame_timeout, move_time)
-    relay = info.get("relay")
-    if isinstance(relay, list) and len(relay) == 2 and isinstance(relay[0], str) and isinstance(relay[1], int):
-        try:
-            key = bytes.fromhex(str(info.get("relay_key", "")))
-        except ValueError:
-            key = b""
-        if len(key) != 32:
-            raise fail(f"{side_file}: the relay key of this relayed game is missing or damaged", code=1)
-        where = Rendezvous(role == "host", address, port, (relay[0], relay[1]), key)
-    else:
-        where = Rendezvous(role == "host", address, port)
 
     def game():  # type: ignore[no-untyped-def]
         return resume(replay, me, manifests, agent, where, timeouts, window, log=lambda m: typer.echo(m, err=True),

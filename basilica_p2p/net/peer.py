@@ -18,17 +18,25 @@ from ..identity import Identity
 from .framing import FramedStream, PeerBye, PeerClosed, PeerTimeout
 from .ledger import GameLedger
 from .peers import KnownPeers
+from ..replay.file import ReplayError
+from .resume import Rendezvous, meet_again
 from .session import (
     BadHello,
     Connection,
+    CorruptedMessage,
     GameReport,
     NoGameStarted,
     PeerGone,
+    SessionError,
     Settings,
     Timeouts,
     Watch,
+    _Side,
+    continue_game,
     forget_session,
     play_one_game,
+    resume_exchange,
+    side_from_replay,
 )
 
 
@@ -57,19 +65,25 @@ class PeerConfig:
     keep_reports: bool = True
 
 
+RECONNECTS = 3  # times one session reconnects after the connection corrupted a message
+RECONNECT_WINDOW = 30.0  # seconds the peer has to come back each time
+
+
 async def play_games(stream: trio.abc.Stream | FramedStream, hosting: bool, config: PeerConfig) -> list[GameReport]:
     conn = Connection(stream, config.timeouts, config.round_trips)
     reports: list[GameReport] = []
     # A finished game's session file whose last message was ours: deleted once anything the
     # peer sends afterwards shows it read that message (the stream is in order).
     unconfirmed: list[Path] = []
+    k = 0  # games finished
+    resumed: _Side | None = None  # the game under way when the connection corrupted a message
 
     def confirmed() -> None:
         while unconfirmed:
             forget_session(unconfirmed.pop())
 
     async def games() -> None:
-        k = 0
+        nonlocal k, resumed
         while True:
             if hosting and k == config.games:
                 await conn.framed.send_control("bye")
@@ -88,10 +102,16 @@ async def play_games(stream: trio.abc.Stream | FramedStream, hosting: bool, conf
                 confirmed()  # the peer's hello came after our last message of the game before
 
             try:
-                report = await play_one_game(conn, config.me, seat, config.settings, config.agent_for(k),
-                                             config.replay_dir, config.peers, config.log, config.watch,
-                                             config.resume_info, on_start=started, ledger=config.ledger,
-                                             pinned=config.pinned)
+                if resumed is not None:  # on a new connection: where both sides stand, then on
+                    side, resumed = resumed, None
+                    await resume_exchange(conn, side, config.log)
+                    report = await continue_game(conn, config.agent_for(k), side,
+                                                 side.seat.spec.names[1 - seat], config.log, config.watch)
+                else:
+                    report = await play_one_game(conn, config.me, seat, config.settings, config.agent_for(k),
+                                                 config.replay_dir, config.peers, config.log, config.watch,
+                                                 config.resume_info, on_start=started, ledger=config.ledger,
+                                                 pinned=config.pinned)
             except (PeerBye, NoGameStarted, BadHello) as e:
                 # After the host's last game its goodbye can cross our next hello and the
                 # connection may even be reset: if no game was begun, the session is simply over.
@@ -122,13 +142,49 @@ async def play_games(stream: trio.abc.Stream | FramedStream, hosting: bool, conf
                 config.on_game(report)
             k += 1
 
+    reconnects = 0
+    while True:
+        used = conn
+        try:
+            await conn.run(games)
+            return reports
+        except PeerClosed as e:
+            raise PeerGone(f"the connection ended: {e}") from None
+        except CorruptedMessage:
+            again = await _reconnect(used, config) if reconnects < RECONNECTS else None
+            if again is None:
+                raise
+            reconnects += 1
+            stream, resumed = again
+            conn = Connection(stream, config.timeouts, config.round_trips)
+        finally:
+            await used.framed.aclose()
+
+
+async def _reconnect(conn: Connection, config: PeerConfig) -> tuple[trio.abc.Stream, _Side] | None:
+    """After the connection corrupted a message in a game under way: meet the peer again as its
+    session file says (the host listens again on its port, the joiner dials again, a relayed
+    game meets on the relay) and read the game back to go on with it.  Only with a peer that
+    reads checked frames, which told us, or was told, and reconnects too; None when that cannot
+    be (no game under way, no session file, an older peer, nobody came)."""
+    if not conn.framed.checked_out or config.current is None or config.resume_info is None:
+        return None
+    where = Rendezvous.from_info(config.resume_info)
+    if where is None:
+        return None
+    await conn.framed.aclose()  # the peer sees the end of this one at once
+    config.log(f"the connection corrupted a message: reconnecting, {where}, for up to {RECONNECT_WINDOW:g} s")
+    stream = await meet_again(where, RECONNECT_WINDOW)
+    if stream is None:
+        return None
+    manifest = config.settings.manifest
     try:
-        await conn.run(games)
-    except PeerClosed as e:
-        raise PeerGone(f"the connection ended: {e}") from None
-    finally:
-        await conn.framed.aclose()
-    return reports
+        side, _ = side_from_replay(config.current, {manifest.hash: manifest}, config.me)
+    except (ReplayError, SessionError) as e:
+        config.log(f"cannot go on with {config.current}: {e}")
+        await trio.aclose_forcefully(stream)
+        return None
+    return stream, side
 
 
 async def host(bind: str, port: int, config: PeerConfig, ready: Callable[[str, int], None]) -> list[GameReport]:

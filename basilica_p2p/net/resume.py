@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import trio
 
@@ -49,6 +50,32 @@ class Rendezvous:
     relay: tuple[str, int] | None = None
     relay_key: bytes = b""
 
+    @classmethod
+    def from_info(cls, info: dict[str, Any]) -> Rendezvous | None:
+        """How a game's session file (or a live game's ``resume_info``) says to meet again; None
+        if it cannot say (no role, address or port; a relayed game whose key is damaged)."""
+        role, address, port = info.get("role"), info.get("address"), info.get("port")
+        if role not in ("host", "join") or not isinstance(address, str):
+            return None
+        try:
+            port = int(port)  # type: ignore[arg-type]
+        except (TypeError, ValueError):
+            return None
+        relay = info.get("relay")
+        if not (isinstance(relay, list) and len(relay) == 2 and isinstance(relay[0], str)
+                and isinstance(relay[1], int)):
+            return cls(role == "host", address, port)
+        try:
+            key = bytes.fromhex(str(info.get("relay_key", "")))
+        except ValueError:
+            return None
+        return cls(role == "host", address, port, (relay[0], relay[1]), key) if len(key) == 32 else None
+
+    def __str__(self) -> str:
+        if self.relay is not None:
+            return f"meeting on the relay {self.relay[0]}:{self.relay[1]}"
+        return f"{'listening on' if self.listen else 'dialling'} {self.address}:{self.port}"
+
 
 def forfeit_by_absence(side: _Side, window: float) -> None:
     seat = side.seat
@@ -63,7 +90,8 @@ def forfeit_by_absence(side: _Side, window: float) -> None:
     _record(side, seat.claim_forfeit(f"did not come back within {window:g} s").envelope.raw)
 
 
-async def _meet(where: Rendezvous, window: float) -> trio.abc.Stream | None:
+async def meet_again(where: Rendezvous, window: float) -> trio.abc.Stream | None:
+    """A new connection to the peer, met as ``where`` says; None if none came within ``window`` s."""
     if where.relay is not None:
         from .relay import QuickAckStream, RelayError, meet
 
@@ -116,10 +144,8 @@ async def resume(
         # Finished here, but our last message may never have reached the peer (its replay
         # would then stay one message short): meet once more so that it can fetch it.
         log(f"{path}: the game is finished here; {peer_name} may lack our last message")
-    how = (f"meeting on the relay {where.relay[0]}:{where.relay[1]}" if where.relay is not None else
-           f"{'listening on' if where.listen else 'dialling'} {where.address}:{where.port}")
-    log(f"{path}: {len(side.records)} messages held; {how} for up to {window:g} s")
-    stream = await _meet(where, window)
+    log(f"{path}: {len(side.records)} messages held; {where} for up to {window:g} s")
+    stream = await meet_again(where, window)
     if stream is None:
         side.writer.close()
         game = ours.game

@@ -47,7 +47,18 @@ from ..seat import (
 from ..seat import Refused as SeatRefused
 from ..seat import hello_body as seat_hello_body
 from ..wire import Envelope, ProtocolError, open_envelope, seal
-from .framing import ENVELOPE, Frame, FramedStream, PeerBye, PeerClosed, PeerTimeout
+from ..wire.envelope import signed_by
+from .framing import (
+    CHECKED_OFFER,
+    CHECKED_SWITCH,
+    ENVELOPE,
+    CorruptFrame,
+    Frame,
+    FramedStream,
+    PeerBye,
+    PeerClosed,
+    PeerTimeout,
+)
 from .ledger import GameLedger, LedgerError
 from .peers import KnownPeers, PeerKeyMismatch
 
@@ -107,6 +118,12 @@ class PeerRefused(PeerGone):
     def __init__(self, message: str, reason: str = "") -> None:
         super().__init__(message)
         self.reason = reason or message
+
+
+class CorruptedMessage(PeerGone):
+    """A message came that the peer did not sign: its frame's checksum failed (the connection
+    damaged it), or its signature did; or the peer said one of ours reached it so.  Nothing
+    shows that the peer did it, so it is no accusation: the game can be resumed."""
 
 
 class NoGameStarted(PeerGone):
@@ -270,6 +287,11 @@ class Connection:
             self.nursery = nursery
             nursery.start_soon(self.keepalive)
             try:
+                # We read checked frames (framing.py): an older peer ignores this pong.
+                try:
+                    await self.framed.send_control("pong", n=CHECKED_OFFER)
+                except (PeerClosed, PeerTimeout):
+                    pass  # the body's first read says what became of the connection, in its words
                 outcome.append(await body())
             except (PeerClosed, PeerTimeout) as e:  # a control frame could not be sent or read
                 error.append(PeerGone(f"the connection ended: {e}"))
@@ -331,9 +353,17 @@ class Connection:
             await self._answer(msg)
 
     async def _answer(self, msg: dict[str, Any]) -> None:
-        """Control messages that mean the same wherever they come: ping, an error notice, goodbye."""
+        """Control messages that mean the same wherever they come: ping, an error notice, goodbye,
+        the switch to checked frames."""
         if msg["t"] == "ping":
             await self.framed.send_control("pong", n=msg["n"])
+        elif msg["t"] == "pong" and msg["n"] == CHECKED_OFFER:
+            await self.framed.switch_to_checked()
+        elif msg["t"] == "pong" and msg["n"] == CHECKED_SWITCH:
+            self.framed.checked_in = True
+        elif msg["t"] == "corrupted":
+            raise CorruptedMessage("the connection corrupted a message: one of ours reached the other side "
+                                   "damaged")
         elif msg["t"] == "error":
             reason = printable(msg["reason"], 500)
             raise PeerRefused(f"the peer stopped the game: {reason}", reason)
@@ -347,9 +377,13 @@ class Connection:
             raise Refused("the peer knocked with an invite, but this host hands out none (--no-invite)")
 
     async def _frame(self) -> Frame:
-        """The next frame; a malformed one (bad length, unknown kind) disconnects the peer."""
+        """The next frame; a malformed one (bad length, unknown kind) disconnects the peer, one
+        the connection damaged (a checked frame's checksum) disconnects without blame."""
         try:
             return await self.framed.receive()
+        except CorruptFrame as e:
+            await self.tell_corrupted()
+            raise CorruptedMessage(f"the connection corrupted a message ({e})") from None
         except ProtocolError as e:
             await self.tell_error(f"bad frame: {e}")
             raise PeerMisbehaved(f"the peer sent a bad frame: {e}") from None
@@ -362,6 +396,17 @@ class Connection:
         except ProtocolError as e:
             await self.tell_error(f"bad control message: {e}")
             raise PeerMisbehaved(f"the peer sent a bad control message: {e}") from None
+
+    async def tell_corrupted(self) -> None:
+        """Best effort, to a peer that reads checked frames (an older one would refuse the word):
+        one of its messages reached us damaged, so that it resumes rather than stops."""
+        if not self.framed.checked_out:
+            return
+        with trio.move_on_after(1):
+            try:
+                await self.framed.send_control("corrupted")
+            except (PeerClosed, PeerTimeout, ValueError):
+                pass
 
     async def tell_error(self, reason: str) -> None:
         """Best effort: the peer learns why we disconnect."""
@@ -455,7 +500,7 @@ async def continue_game(conn: Connection, agent: object, side: _Side, peer_name:
         raise  # the peer stopped on purpose and said why: it will not resume
     except PeerGone as e:
         hint = resume_hint(side.writer.path, me, peer_name) if side.sidecar else ""
-        raise PeerGone(f"{e}{hint}") from None
+        raise type(e)(f"{e}{hint}") from None  # a CorruptedMessage stays one
     except (PeerMisbehaved, Refused):
         raise
     except SessionError as e:  # our own player failed: the peer should know it is not a network fault
@@ -765,6 +810,21 @@ async def _accept(conn: Connection, side: _Side, raw: bytes, lag: float) -> tupl
     """Have the seat take the peer's envelope and record it; on any flaw, tell the peer, keep the
     evidence, disconnect."""
     got = side.seat.receive(raw, trio.current_time(), lag, ours_ok=bool(side.resent))
+    seat = side.seat
+    assert seat.me is not None
+    if (isinstance(got, SeatRefused) and got.kind is Refusal.INVALID
+            and not signed_by(raw, seat.spec.players[1 - seat.me])):
+        # No signature of the peer's holds it together: nothing shows the peer sent it so.
+        if conn.framed.checked_in:  # its frame's checksum held: changed on purpose on the way, or a broken client
+            why = "something between us changed it, or the peer's client is broken"
+        else:  # an older peer's frames carry no checksum
+            why = "the connection corrupted it, or the peer's client is broken"
+        if conn.framed.checked_out:
+            await conn.tell_corrupted()
+        else:
+            await conn.tell_error(got.notice)
+        raise CorruptedMessage(f"a message came that the peer did not sign ({got.detail}): {why}; "
+                               "not counted against the peer")
     if isinstance(got, SeatRefused):
         await conn.tell_error(got.notice)
         if got.kind is Refusal.EQUIVOCATION:
