@@ -1,4 +1,4 @@
-"""Creating files safely in folders other people may write to.
+"""Creating files safely in folders other people may write to, and reading only what is a file.
 
 A replay folder can be shared (a club's `/srv/basilica`, a synced folder).
 Anyone who can write there can plant a symbolic link under the name we are
@@ -17,13 +17,20 @@ A file that holds secrets is given ``mode=0o600`` with ``fchmod`` on the open
 file, so the umask cannot widen it.  Any other file is created ``0o666`` less
 the umask, as ``open`` would: a user's restrictive umask is respected.
 Errors are ``OSError`` as from ``open``; callers turn them into one line.
+
+Reading a file the user named goes through :func:`open_regular`: a named pipe,
+``/dev/zero`` or a directory given where a file is expected must be refused at
+once, not waited on forever or read until memory runs out.
 """
 
 from __future__ import annotations
 
+import errno
 import os
 import secrets
+import stat
 from pathlib import Path
+from typing import BinaryIO
 
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _EXCL = os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
@@ -107,3 +114,33 @@ def publish(part: Path, path: Path) -> None:
     else:
         os.unlink(part)
     sync_directory(path.parent)
+
+
+# What a path is when it is not a regular file, as a refusal names it.
+_KINDS = ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a named pipe"), (stat.S_ISCHR, "a device"),
+          (stat.S_ISBLK, "a device"), (stat.S_ISSOCK, "a socket"))
+
+
+class NotRegularFile(OSError):
+    """The path names something other than a regular file; ``kind`` says what ("a named pipe")."""
+
+    def __init__(self, kind: str) -> None:
+        super().__init__(errno.EINVAL, f"{kind}, not a regular file")
+        self.kind = kind
+
+
+def open_regular(path: Path) -> BinaryIO:
+    """``path`` opened for reading in binary, if it is a regular file; :class:`NotRegularFile` if not.
+
+    It is opened without blocking, so that a named pipe nobody writes to is refused instead of
+    waited on, and checked on the open file, not on the name (which could change meanwhile)."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            raise NotRegularFile(next((kind for test, kind in _KINDS if test(mode)), "not a file"))
+        os.set_blocking(fd, True)
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise

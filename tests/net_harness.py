@@ -26,6 +26,7 @@ truncate, corrupt, duplicate) and helpers for two honest peers through
 
 from __future__ import annotations
 
+import itertools
 import os
 import struct
 from collections.abc import Awaitable, Callable
@@ -768,6 +769,24 @@ async def proxied_listener(target_port: int, fault: Fault | None, log: ProxyLog,
             await listener.aclose()
     server = await trio.open_tcp_stream("127.0.0.1", target_port)
     await run_proxy(client, server, fault, log)
+
+
+async def relaying_listener(target_port: int, faults: list[Fault | None], log: ProxyLog,
+                            task_status: Any = trio.TASK_STATUS_IGNORED) -> None:
+    """Listen on a free loopback port and relay every connection to ``target_port``, the n-th
+    with ``faults[n]`` (none past the list): a path that is still there when the peers reconnect."""
+    listeners = await trio.open_tcp_listeners(0, host="127.0.0.1")
+    task_status.started(listeners[0].socket.getsockname()[1])
+    async with trio.open_nursery() as nursery:
+        for n in itertools.count():
+            client = await listeners[0].accept()
+            while True:  # the host listens again a moment after the joiner dialled
+                try:
+                    server = await trio.open_tcp_stream("127.0.0.1", target_port)
+                    break
+                except OSError:
+                    await trio.sleep(0.05)
+            nursery.start_soon(run_proxy, client, server, faults[n] if n < len(faults) else None, log)
 
 
 # --- two honest peers through net.peer.host / join ------------------------------------------------

@@ -5,25 +5,28 @@ The same code runs through real routers in tests/test_nat_games.py."""
 from __future__ import annotations
 
 import os
+from functools import partial
 from pathlib import Path
 
 import pytest
 import trio
 
 from basilica_p2p.bots import RandomBot
-from basilica_p2p.net.dial import DialTimes, ManInTheMiddle, NoPath, dial
+from basilica_p2p.net.dial import Dialed, DialTimes, ManInTheMiddle, NoPath, dial
 from basilica_p2p.net.framing import CONTROL, FramedStream
-from basilica_p2p.net.gate import GateClosed, GateLimits, admit
+from basilica_p2p.net.gate import CHALLENGE_TAG, Admitted, GateClosed, GateLimits, admit
 from basilica_p2p.net.invite import Candidate, Invite
 from basilica_p2p.net.peer import PeerConfig, play_games
 from basilica_p2p.net.punch import listen
 from basilica_p2p.replay.verify import verify_file
 from basilica_p2p.wire import encode
+from tests.hostile_traffic import FLOOD_SOURCE, JOINER_SOURCE, FloodStats, flood, latency_proxy
 from tests.net_harness import ALICE, BOB, DEFAULT, FAST, MALLORY
 
 pytestmark = pytest.mark.trio
 
 QUICK = DialTimes(stagger=0.05, connect=1.0, challenge=1.0, retry=0.1, frame=2.0)
+QUICK_BUT_FAR = DialTimes(stagger=0.05, connect=3.0, challenge=3.0, retry=0.1, frame=5.0)  # 300 ms away
 
 
 def invite_for(port: int, key: bytes = ALICE.public) -> Invite:
@@ -165,6 +168,176 @@ async def test_a_flood_of_half_open_connections_does_not_starve_the_joiner(tmp_p
     await dialed.framed.aclose()
     assert len(flood) > 2 * limits.handshakes
     assert any("closed unheard" in line for line in log)
+
+
+async def _connect_from(source: str, port: int) -> trio.SocketStream:
+    sock = trio.socket.socket()
+    await sock.bind((source, 0))
+    await sock.connect(("127.0.0.1", port))
+    return trio.SocketStream(sock)
+
+
+async def test_a_connection_that_proved_the_invite_is_never_displaced_by_strangers() -> None:
+    """The joiner knocked and was told it is seated; before its 'sit' arrives, more strangers come
+    than there is room for: they displace one another, never the connection that proved the invite."""
+    from basilica_p2p.net.invite import knock_mac
+
+    listener, port, invite = await _door()
+    log = Log()
+    result: dict[str, object] = {}
+    strangers: list[trio.SocketStream] = []
+    with trio.fail_after(30):
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(_admit_into, result, listener, invite, log,
+                               GateLimits(handshakes=4, per_address=2, handshake_time=20, quiet_after=100))
+            joiner = FramedStream(await _connect_from(JOINER_SOURCE, port))
+            challenge = (await joiner.receive()).control()
+            await joiner.send_control("knock-seat", key=BOB.public,
+                                      mac=knock_mac(invite.secret, challenge["nonce"], ALICE.public, BOB.public),
+                                      via="lan")
+            assert (await joiner.receive()).control()["t"] == "seated"
+            for n in range(40):  # from one address and from many
+                strangers.append(await _connect_from(FLOOD_SOURCE if n % 2 else f"127.1.0.{n}", port))
+            while sum("closed unheard" in line for line in log) < 36:  # 40 strangers, room for 4
+                await trio.sleep(0.01)
+            await joiner.send_control("sit")
+            while "admitted" not in result:
+                await trio.sleep(0.01)
+    for s in strangers:
+        await s.aclose()
+    admitted = result["admitted"]
+    assert admitted.joiner_key == BOB.public  # type: ignore[attr-defined]
+    await admitted.framed.send_control("ping", n=7)  # type: ignore[attr-defined]
+    assert (await joiner.receive()).control() == {"t": "ping", "n": 7}
+    await joiner.aclose()
+
+
+async def test_a_flood_from_one_address_displaces_only_its_own_handshakes() -> None:
+    """A stranger from one address, then many more from another than the room for all: only the
+    flood's own handshakes give way; the first stranger's is left to its handshake time."""
+    listener, port, invite = await _door()
+    log = Log()
+    result: dict[str, object] = {}
+    with trio.fail_after(30):
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(_admit_into, result, listener, invite, log,
+                               GateLimits(handshakes=8, per_address=3, handshake_time=20, quiet_after=100))
+            lone = FramedStream(await _connect_from(JOINER_SOURCE, port))
+            await lone.receive()  # the challenge: its handshake is under way
+            flood_ = [await _connect_from(FLOOD_SOURCE, port) for _ in range(30)]
+            while sum("closed unheard" in line for line in log) < 27:
+                await trio.sleep(0.01)
+            nursery.cancel_scope.cancel()
+    assert not any(JOINER_SOURCE in line for line in log), log
+    assert all(FLOOD_SOURCE in line for line in log), log
+    for s in flood_:
+        await s.aclose()
+    await lone.aclose()
+
+
+async def test_a_flood_is_counted_in_the_hosts_log_not_written_line_by_line() -> None:
+    """A thousand strangers a second would be a thousand lines a second on the host's terminal:
+    past the first few of an interval, one line counts the rest."""
+    listener, port, invite = await _door()
+    log = Log()
+    result: dict[str, object] = {}
+    with trio.fail_after(30):
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(_admit_into, result, listener, invite, log,
+                               GateLimits(quiet_after=3, quiet_interval=600))
+            for _ in range(10):
+                garbage = await _connect_from(FLOOD_SOURCE, port)
+                await garbage.send_all(b"GET / HTTP/1.1\r\n\r\n")
+                await garbage.receive_some(100)  # the host closed it: dropped and logged
+                await garbage.aclose()
+            dialed = await dial(invite, BOB, trio.current_time() + 10, times=QUICK)
+            while "admitted" not in result:
+                await trio.sleep(0.01)
+    await dialed.framed.aclose()
+    assert len(log) == 4, log
+    assert all("failed the invite handshake" in line for line in log[:3]), log
+    assert log[3].startswith("7 more connections from 1 address(es) dropped in the last 600 s"), log
+
+
+@pytest.mark.parametrize("many", [False, True], ids=["from one address", "from many addresses"])
+async def test_a_joiner_a_round_trip_away_gets_in_through_a_flood_of_strangers(many: bool) -> None:
+    """Across the internet the knock comes a round trip after the host accepted: a flood that
+    displaces the joiner's handshake meanwhile keeps it out for good (the old gate let any
+    newcomer displace the oldest of 16 handshakes, so 16 strangers per round trip were enough).
+    Here 300 ms away, with 200 strangers a second of every kind (silent, slowloris, garbage,
+    recorded knocks), the joiner is seated with the default limits, on a connection that stays."""
+    listener, port, invite = await _door()
+    log = Log()
+    seated: trio.MemorySendChannel[Admitted]
+    seated, admissions = trio.open_memory_channel[Admitted](1)
+    stats = FloodStats()
+
+    async def host() -> None:
+        await seated.send(await admit([listener], ALICE, invite, trio.current_time() + 30, log))
+
+    with trio.fail_after(60):
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(host)
+            proxy = await nursery.start(latency_proxy, port, 0.3)
+            nursery.start_soon(partial(flood, port, 200, many, stats=stats))
+            await trio.sleep(1.0)  # the flood is under way before the joiner comes
+            slow = Invite(invite.key, invite.secret, invite.expires, (Candidate("lan", "127.0.0.1", proxy),))
+            dialed = await dial(slow, BOB, trio.current_time() + 20, times=QUICK_BUT_FAR)
+            admitted = await admissions.receive()
+            assert admitted.peer.startswith(JOINER_SOURCE + ":"), admitted.peer
+            # The seat is the joiner's connection, still open both ways (not reset after 'seated').
+            await admitted.framed.send_control("ping", n=1)
+            assert (await dialed.framed.receive()).control() == {"t": "ping", "n": 1}
+            nursery.cancel_scope.cancel()
+    await dialed.framed.aclose()
+    assert stats.opened > 200, stats
+
+
+async def test_a_joiner_whose_connection_is_reset_after_it_was_seated_connects_again_and_plays(
+        tmp_path: Path) -> None:
+    """The old gate could reset a connection after 'seated' (a newcomer displaced it before 'sit'
+    arrived); a router can too.  No game began and the seat is still free: the joiner dials again
+    (the old joiner exited with 'the connection ended before the game began')."""
+    from basilica_p2p.net.invite import knock_mac
+    from basilica_p2p.net.invited import seated_play
+    from basilica_p2p.net.punch import abort
+
+    listener, port, invite = await _door()
+    log = Log()
+    reports: dict[str, object] = {}
+    with trio.fail_after(60):
+        async with trio.open_nursery() as nursery:
+            async def host() -> None:
+                first = FramedStream(await listener.accept())  # seats the joiner, then is reset
+                nonce = os.urandom(32)
+                await first.send_control("challenge", key=ALICE.public, nonce=nonce,
+                                         sig=ALICE.key.sign(CHALLENGE_TAG + nonce))
+                knock = (await first.receive()).control()
+                assert knock["mac"] == knock_mac(invite.secret, nonce, ALICE.public, BOB.public)
+                await first.send_control("seated")
+                assert (await first.receive()).control()["t"] == "sit"
+                await abort(first.stream)
+                admitted = await admit([listener], ALICE, invite, trio.current_time() + 30, Log())
+                config = PeerConfig(ALICE, DEFAULT, lambda k: RandomBot(k), tmp_path / "h", None, FAST, 1,
+                                    pinned=admitted.joiner_key)
+                reports["host"] = await play_games(admitted.framed, True, config)
+
+            async def join() -> None:
+                config = PeerConfig(BOB, DEFAULT, lambda k: RandomBot(k + 7), tmp_path / "j", None, FAST, 1,
+                                    pinned=invite.key)
+
+                async def connect(seconds: float) -> Dialed:
+                    return await dial(invite, BOB, trio.current_time() + seconds, times=QUICK)
+
+                reports["join"] = await seated_play(connect, lambda d: play_games(d.framed, False, config),
+                                                    lambda: config.games_begun > 0, 30, log)
+
+            nursery.start_soon(host)
+            nursery.start_soon(join)
+    for side in ("host", "join"):
+        (report,) = reports[side]  # type: ignore[misc]
+        assert verify_file(report.replay).ok
+    assert len(log) == 1 and log[0].startswith("the connection ended after the host seated us"), log
 
 
 async def test_a_host_with_another_key_is_refused_as_a_man_in_the_middle() -> None:

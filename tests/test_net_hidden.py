@@ -193,17 +193,22 @@ async def test_the_session_file_holds_the_deal_secret_owner_only_before_our_firs
 
 
 def frames_through(replay: Path, sender: bytes, last_seq: int) -> int:
-    """Bytes of the frames ``sender`` sent up to and including message ``last_seq`` (4-byte length, kind)."""
+    """Bytes ``sender`` sent up to and including message ``last_seq``: its offer of checked frames
+    and its switch to them (net/framing.py), and each envelope's frame (a 4-byte length, the kind,
+    and once switched a 4-byte checksum).  Player 1's hello alone goes before its switch."""
+    from basilica_p2p.net.framing import CHECKED_OFFER, control
     from basilica_p2p.replay.file import read_replay
 
+    pongs = 2 * (5 + len(control("pong", n=CHECKED_OFFER)))
     envs = [open_envelope(r) for r in read_replay(replay).records]
-    return sum(5 + len(e.raw) for e in envs if e.sender == sender and e.seq <= last_seq)
+    return pongs + sum(frame_size(replay, e.seq) for e in envs if e.sender == sender and e.seq <= last_seq)
 
 
 def frame_size(replay: Path, seq: int) -> int:
+    from basilica_p2p.net.framing import CHECKSUM
     from basilica_p2p.replay.file import read_replay
 
-    return 5 + len(read_replay(replay).records[seq])
+    return 5 + len(read_replay(replay).records[seq]) + (0 if seq == 0 else CHECKSUM)
 
 
 async def resume_both(tmp_path: Path, rh: Path, rj: Path) -> tuple[GameReport, GameReport]:

@@ -9,7 +9,10 @@ stranger's signature, a message for another place) makes the honest side
 stop with PeerMisbehaved (PeerGone for a closed stream) whose message says
 what the peer did, tell the peer why, and keep a replay that is still a
 valid prefix of the game (``verify_file``: ok=False, "incomplete game",
-"valid through record N") holding no record of the refused message.
+"valid through record N") holding no record of the refused message.  An
+envelope that carries no signature of the peer's (garbage, a bad signature)
+proves nothing about the peer, since anything on the way could have damaged
+it: that is a CorruptedMessage, said without blame.
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ from typer.testing import CliRunner
 
 from basilica_p2p.cli import app
 from basilica_p2p.net.framing import CONTROL, ENVELOPE, MAX_FRAME
-from basilica_p2p.net.session import PeerGone, PeerMisbehaved, SessionError
+from basilica_p2p.net.session import CorruptedMessage, PeerGone, PeerMisbehaved, SessionError
 from basilica_p2p.replay.evidence import check_evidence
 from basilica_p2p.replay.verify import verify_file
 from basilica_p2p.wire import encode, open_envelope
@@ -119,7 +122,8 @@ async def test_garbage_inside_a_well_formed_envelope_frame(tmp_path: Path) -> No
         await p.send_frame(ENVELOPE, junk)
 
     run = await misbehave_at(tmp_path, "action", act)
-    refused(run, "invalid message", "msgpack", records=seq_of(run))
+    refused(run, "a message came that the peer did not sign", "msgpack", "not counted against the peer",
+            exc=CorruptedMessage, records=seq_of(run))
 
 
 async def test_unknown_frame_kind(tmp_path: Path) -> None:
@@ -208,7 +212,8 @@ async def test_bad_signature(tmp_path: Path) -> None:
         await p.send_env(bytes(raw), bad=True)
 
     run = await misbehave_at(tmp_path, "action", act)
-    refused(run, "bad signature", records=seq_of(run))
+    refused(run, "a message came that the peer did not sign (bad signature on seq", "not counted against the peer",
+            exc=CorruptedMessage, records=seq_of(run))
 
 
 async def test_signed_by_a_third_key(tmp_path: Path) -> None:

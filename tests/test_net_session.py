@@ -276,6 +276,30 @@ async def test_the_joiner_keeps_its_reports_when_the_host_says_bye(tmp_path: Pat
 # --- what each side is told when a game does not end on the board --------------------------------------------
 
 
+async def test_a_long_run_keeps_no_game_once_it_is_reported(tmp_path: Path) -> None:
+    """'host --games N' grew about 40 KB a game: every report kept its game's final state to the
+    end. A run that does not keep its reports hands each to on_game and lets its game go."""
+    import gc
+    import weakref
+
+    s = settings()
+    h, j = config(ALICE, s, tmp_path / "h", games=4), config(BOB, s, tmp_path / "j")
+    h.keep_reports = j.keep_reports = False
+    finished: list[weakref.ref[Any]] = []
+    lines: list[str] = []
+
+    def on_game(report: GameReport) -> None:
+        finished.append(weakref.ref(report))  # the report holds the game (a Game takes no weak reference)
+        lines.append(f"{report.replay.name}: {report.outcome.end}")
+
+    h.on_game = on_game
+    pair = await host_and_join(h, j)
+    assert pair.host == [] and pair.join == [], pair
+    assert len(lines) == 4 and all(verify_file(tmp_path / "h" / line.split(":")[0]).ok for line in lines)
+    gc.collect()
+    assert [ref() is None for ref in finished] == [True] * 4
+
+
 def with_resume(cfg: PeerConfig, role: str) -> PeerConfig:
     """As the CLI does: a sidecar next to each replay, so that the game could be resumed."""
     cfg.resume_info = {"role": role, "identity": "user", "address": "127.0.0.1", "port": 0}

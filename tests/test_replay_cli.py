@@ -145,6 +145,54 @@ def test_verify_of_a_directory_a_missing_file_and_garbage(match_dir: Path, tmp_p
     assert p.returncode == 1 and [v["ok"] for v in json.loads(p.stdout)] == [False, False]
 
 
+def test_what_is_not_a_regular_file_is_refused_at_once_in_one_line_by_every_command(tmp_path: Path) -> None:
+    """A named pipe made 'verify' and 'replay html' wait forever, /dev/zero gave a MemoryError
+    traceback or the OOM killer: now each is one line, whatever the command."""
+    fifo = tmp_path / "game.replay"
+    os.mkfifo(fifo)
+    commands = [["verify"], ["replay", "show"], ["replay", "export"], ["replay", "html", "-o", str(tmp_path / "p")]]
+    for target, kind in ((fifo, "is a named pipe"), (Path("/dev/zero"), "is a device"), (tmp_path, "is a directory")):
+        for command in commands:
+            env = dict(os.environ, BASILICA_HOME=str(tmp_path / "home"))
+            p = subprocess.run([sys.executable, "-m", "basilica_p2p.cli", *command, str(target)], capture_output=True,
+                               text=True, env=env, timeout=60)
+            assert p.returncode != 0 and "Traceback" not in p.stderr, (command, target, p.stderr)
+            (line,) = p.stderr.splitlines()
+            assert f"{target}" in line and f"{kind}, not a replay file" in line, (command, line)
+
+
+# The peak resident memory of this process alone: VmHWM (ru_maxrss would also count what the
+# process that started it held before the exec, a pytest worker's hundreds of MB).
+MEMORY_PROBE = """
+import sys
+from pathlib import Path
+from basilica_p2p.replay.verify import verify_file
+verdict = verify_file(Path(sys.argv[1]))
+print(verdict.error)
+print(next(line.split()[1] for line in open("/proc/self/status") if line.startswith("VmHWM:")))  # KiB
+"""
+
+
+def test_a_3_gb_sparse_file_is_refused_at_its_first_bytes_with_little_memory(match_dir: Path, tmp_path: Path) -> None:
+    """It took 3.1 GB for 12 s before 'bad magic': the magic and each record's length are
+    checked as the file is read, one record at a time."""
+    zeros = tmp_path / "zeros.replay"
+    with open(zeros, "wb") as f:
+        f.truncate(3 << 30)
+    after_header = tmp_path / "after-header.replay"  # a replay's first record, then 3 GB of zeros
+    header = read_replay(replays(match_dir)[0]).header_bytes
+    with open(after_header, "wb") as f:
+        f.write(b"BASILREP" + frame(header))
+        f.truncate(3 << 30)
+    for path, error in ((zeros, "record 0 (byte 0): not a basilica replay file (bad magic bytes)"),
+                        (after_header, f"record 1 (byte {8 + 8 + len(header)}): record length 0 is out of range")):
+        p = subprocess.run([sys.executable, "-c", MEMORY_PROBE, str(path)], capture_output=True, text=True,
+                           timeout=120)
+        said, peak = p.stdout.splitlines()
+        assert said == error, p.stdout + p.stderr
+        assert int(peak) < 200 * 1024, f"{path.name}: {int(peak) // 1024} MiB at the peak"  # the file is 3,072 MiB
+
+
 def test_verify_of_a_torn_file_reports_the_valid_prefix(match_dir: Path, tmp_path: Path) -> None:
     src = replays(match_dir)[2]
     replay = read_replay(src)
@@ -262,8 +310,21 @@ def test_replay_show_and_export_of_a_damaged_replay_stop_at_the_record(match_dir
     r = cli("replay", "show", str(bad))
     assert r.exit_code == 1
     assert "record 15" in r.stderr and r.stderr.count("\n") == 1
-    doc = json.loads(cli("replay", "export", str(bad)).stdout)
+    doc = json.loads(cli("replay", "export", "--unverified", str(bad)).stdout)
     assert doc["verified"] is False and rb.first_record(doc["error"]) == 15
+
+
+def test_replay_export_of_a_replay_that_does_not_verify_fails_unless_asked_to_export_it_anyway(
+        match_dir: Path, tmp_path: Path) -> None:
+    """It exited 0 having written '"verified": false', which a script would take for a game."""
+    bad = _damaged_copy(replays(match_dir)[1], tmp_path / "bad.replay", 15, reframe=True)
+    out = tmp_path / "bad.json"
+    r = cli("replay", "export", str(bad), "-o", str(out))
+    assert r.exit_code == 1 and not out.exists() and r.stdout == ""
+    (line,) = r.stderr.splitlines()
+    assert line.startswith(f"error: {bad}: it stops verifying at record 15") and "--unverified" in line, line
+    r = cli("replay", "export", "--unverified", str(bad), "-o", str(out))
+    assert r.exit_code == 0 and json.loads(out.read_text())["verified"] is False
 
 
 # --- forfeits, unfinished games, other manifests ----------------------------------------
@@ -297,7 +358,9 @@ def test_a_forfeit_and_an_unfinished_game_on_the_command_line(short_game: Path, 
     assert r.exit_code == 1 and "incomplete game: valid through record 8;" in r.stderr
     show = cli("replay", "show", str(unfinished))
     assert show.exit_code == 0 and show.stdout.splitlines()[-1] == "the game is not finished"
-    doc = json.loads(cli("replay", "export", str(unfinished)).stdout)
+    r = cli("replay", "export", str(unfinished))
+    assert r.exit_code == 1 and r.stderr.startswith(f"error: {unfinished}: the game is not finished; nothing exported")
+    doc = json.loads(cli("replay", "export", "--unverified", str(unfinished)).stdout)
     assert doc["verified"] is False and doc["result"] is None
 
 

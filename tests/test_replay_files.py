@@ -14,7 +14,17 @@ from pathlib import Path
 import pytest
 
 import replay_builders as rb
-from basilica_p2p.replay.file import MAGIC, ReplayError, ReplayWriter, frame, parse, read_replay
+from basilica_p2p.replay.file import (
+    MAGIC,
+    Record,
+    ReplayError,
+    ReplayWriter,
+    TornTail,
+    frame,
+    iter_records,
+    parse,
+    read_replay,
+)
 from basilica_p2p.wire import seal
 
 
@@ -226,6 +236,26 @@ def test_parse_reports_the_torn_tail_of_every_prefix(files: dict[str, Sample]) -
         else:
             assert r.torn is not None and r.torn.record == complete + 1 and r.torn.offset == s.starts[complete + 1]
             assert r.torn.size == n - s.starts[complete + 1]
+
+
+def test_iter_records_streams_the_header_then_each_record_and_stops_at_the_first_damage(
+        files: dict[str, Sample], tmp_path: Path) -> None:
+    s = files["short"]
+    items = list(iter_records(s.path))
+    assert items == [Record(k, s.starts[k], data)
+                     for k, data in enumerate([s.replay.header_bytes, *s.replay.records])]
+    cut = tmp_path / "cut.replay"
+    cut.write_bytes(s.data[: s.starts[3] + 5])
+    *whole, torn = iter_records(cut)
+    assert [r.data for r in whole] == [s.replay.header_bytes, *s.replay.records[:2]]  # type: ignore[union-attr]
+    assert torn == TornTail(3, s.starts[3], 5)
+    # Damage in record 2: records 0 and 1 come out first, then the error; nothing after it is read.
+    damaged = tmp_path / "damaged.replay"
+    damaged.write_bytes(s.data[: s.starts[2] + 6] + bytes([s.data[s.starts[2] + 6] ^ 1]) + s.data[s.starts[2] + 7:])
+    records = iter_records(damaged)
+    assert [next(records).number, next(records).number] == [0, 1]  # type: ignore[union-attr]
+    with pytest.raises(ReplayError, match=rf"^record 2 \(byte {s.starts[2]}\): checksum mismatch"):
+        next(records)
 
 
 def test_open_append_cuts_exactly_the_torn_record_and_writing_on_restores_the_file(

@@ -320,6 +320,16 @@ def message(side: str, phase: str, body: str) -> dict[str, Any]:
     return {"type": "message", "side": side, "phase": phase, "body": body}
 
 
+def pieces(text: str) -> bytes:
+    """``text`` as a websocket text message sent one byte a frame (a server's frames are unmasked):
+    a first frame, continuation frames, and a last one with FIN set."""
+    data = text.encode()
+    frames = [bytes([0x01, 1, data[0]])]
+    frames += [bytes([0x00, 1, b]) for b in data[1:-1]]
+    frames.append(bytes([0x80, 1, data[-1]]))
+    return b"".join(frames)
+
+
 HOSTILE = {
     "HTTP garbage": Fake([b"garbage\r\n\r\n"], handshake=False),
     "not JSON": Fake(["{nope"]),
@@ -339,6 +349,10 @@ HOSTILE = {
     "pake not a point": Fake([*OPENED, message("p", "pake", json.dumps({"pake_v1": "53" + "ff" * 32}).encode().hex())]),
     "a third side": Fake([*OPENED, message("p", "pake", SOME_PAKE), message("q", "version", "00" * 40)]),
     "a flood before the pake": Fake([*OPENED, *[message("p", str(i), "00") for i in range(100)]]),
+    "JSON nested 100,000 deep": Fake(["[" * 100_000]),
+    "a pake nested 50,000 deep": Fake([*OPENED, message("p", "pake", ("[" * 50_000).encode().hex())]),
+    "nested JSON in 100,000 one-byte frames": Fake([pieces("[" * 100_000)]),
+    "nested JSON in 1,000 one-byte frames": Fake([pieces("[" * 1_000)]),
 }
 
 
@@ -355,6 +369,41 @@ async def test_a_hostile_server_is_a_protocol_violation(fake: Fake) -> None:
                     await w.close()
         nursery.cancel_scope.cancel()
     assert "\n" not in str(info.value) and str(info.value)
+
+
+async def test_brackets_and_escaped_quotes_inside_strings_are_not_nesting() -> None:
+    from basilica_p2p.net.wormhole._json import NotJson, parse_json
+
+    text = json.dumps({"motd": "[" * 100 + '\\"{' * 50 + "\\", "x": [[["three deep"]]]}).encode()
+    assert parse_json(text, len(text), max_depth=4) == json.loads(text)
+    assert parse_json(text, len(text), max_depth=3) == NotJson("nested deeper than 3 levels")
+    assert parse_json(text, len(text) - 1) == NotJson(f"over {len(text) - 1} bytes")
+
+
+async def test_a_stranger_on_the_nameplate_posting_a_deeply_nested_pake_is_a_protocol_violation(
+        mailbox: str) -> None:
+    """Anyone who learns the nameplate can claim it on the real server and post a pake body of
+    '[' * N: one line, no traceback (it was a RecursionError), and no game.  (A longer one is
+    refused for its size: the fake server's 'a pake nested 50,000 deep' below.)"""
+    from basilica_p2p.net.wormhole._server import mailbox_of, open_server
+
+    with trio.fail_after(20):
+        w = await create(mailbox, APPID)
+        try:
+            stranger = await open_server(mailbox, APPID, "ffff", timeout=5, max_message=1 << 20,
+                                         client_version=("stranger", "1"))
+            try:
+                opened = mailbox_of(await stranger.ask("claim", "claimed", nameplate=w.code.split("-")[0]), mailbox)
+                await stranger.send("open", mailbox=opened)
+                # Short enough for a pake body (at most 1,024 bytes), too deep for the parser.
+                await stranger.send("add", phase="pake", body=("[" * 1_000).encode().hex())
+                with pytest.raises(ProtocolViolation) as info:
+                    await w.exchange(b"for the host's guest only", timeout=10)
+            finally:
+                await stranger.aclose()
+        finally:
+            await w.close()
+    assert "\n" not in str(info.value) and "nested" in str(info.value), info.value
 
 
 async def test_pings_acks_pongs_and_unknown_messages_are_borne() -> None:

@@ -166,27 +166,32 @@ def _report_games(reports, me_name: str) -> None:  # type: ignore[no-untyped-def
     ``game 1: alice (player 1, you) 31 - 12 bob (player 2): you won, 40 moves (score); replay ...``
     """
     for i, r in enumerate(reports, start=1):
-        o = r.outcome
-        names = [me_name, r.peer] if r.seat == 0 else [r.peer, me_name]
-        sides = [f"{n} (player {k + 1}{', you' if k == r.seat else ''})" for k, n in enumerate(names)]
-        if o.end == "forfeit":
-            from ..net.session import printable
+        typer.echo(report_line(i, r, me_name))
 
-            loser = me_name if o.winner != r.seat else r.peer
-            why = f" ({printable(loser, 64)}: {printable(o.reason, 200)})" if o.reason else ""
-            what = ("you won by forfeit" if o.winner == r.seat else "you forfeited") + why
-        elif o.end == "fault":  # won by proof (referee.END_FAULT)
-            from ..narration import fault_words
 
-            what = fault_words(o, (names[0], names[1]), r.seat)
-        elif o.end == "time":
-            what = "you won on time" if o.winner == r.seat else f"{r.peer} won on time (your clock ran out)"
-        elif o.winner is None:
-            what = "shared victory"
-        else:
-            what = "you won" if o.winner == r.seat else f"{r.peer} won"
-        typer.echo(f"game {i}: {sides[0]} {o.scores[0]} - {o.scores[1]} {sides[1]}: {what}, "
-                   f"{o.moves} move{'' if o.moves == 1 else 's'} ({o.end}); replay {r.replay}")
+def report_line(number: int, r, me_name: str) -> str:  # type: ignore[no-untyped-def]
+    """The line :func:`_report_games` says for game ``number`` (a GameReport ``r``)."""
+    o = r.outcome
+    names = [me_name, r.peer] if r.seat == 0 else [r.peer, me_name]
+    sides = [f"{n} (player {k + 1}{', you' if k == r.seat else ''})" for k, n in enumerate(names)]
+    if o.end == "forfeit":
+        from ..net.session import printable
+
+        loser = me_name if o.winner != r.seat else r.peer
+        why = f" ({printable(loser, 64)}: {printable(o.reason, 200)})" if o.reason else ""
+        what = ("you won by forfeit" if o.winner == r.seat else "you forfeited") + why
+    elif o.end == "fault":  # won by proof (referee.END_FAULT)
+        from ..narration import fault_words
+
+        what = fault_words(o, (names[0], names[1]), r.seat)
+    elif o.end == "time":
+        what = "you won on time" if o.winner == r.seat else f"{r.peer} won on time (your clock ran out)"
+    elif o.winner is None:
+        what = "shared victory"
+    else:
+        what = "you won" if o.winner == r.seat else f"{r.peer} won"
+    return (f"game {number}: {sides[0]} {o.scores[0]} - {o.scores[1]} {sides[1]}: {what}, "
+            f"{o.moves} move{'' if o.moves == 1 else 's'} ({o.end}); replay {r.replay}")
 
 
 def _leaf_errors(e: BaseException) -> list[BaseException]:

@@ -3,6 +3,7 @@ what to say when the network fails."""
 
 from __future__ import annotations
 
+import itertools
 import re
 import sys
 from pathlib import Path
@@ -12,7 +13,8 @@ import typer
 
 from ..engine import EngineError, Ruleset
 from ._common import (
-    _report_games, _run_trio, bot_label, check_dealable, fail, home_of, load_manifest_option, output_folder, user_identity,
+    _report_games, _run_trio, bot_label, check_dealable, fail, home_of, load_manifest_option, output_folder,
+    report_line, user_identity,
 )
 
 
@@ -92,6 +94,13 @@ def _run_peer(coro_fn, config, where: str = "", hint=None) -> None:  # type: ign
     from ..net.session import SessionError
 
     person = getattr(config, "person", None)
+    if person is None:
+        # A bot's games are said one line each as they end, and not kept: 'host --games N'
+        # runs for hours, and its memory stays flat.  A person's are said at the end, after
+        # the app has given the terminal back.
+        played = itertools.count(1)
+        config.on_game = lambda report: typer.echo(report_line(next(played), report, config.me.name))
+        config.keep_reports = False
     try:
         if isinstance(person, AppPlayer):  # the game in a worker thread, the app in this one
             reports = run_in_app(person, lambda: _run_trio(stoppable(person, coro_fn), lambda: config.current))
@@ -275,8 +284,10 @@ def _join_with_invite(ctx, code, bot, ruleset, festum, festum_removal, manifest,
         raise fail("this invite was used already: ask the host for a new one", code=1)
 
     async def run():  # type: ignore[no-untyped-def]
+        from dataclasses import replace
+
         from ..net.dial import NoPath
-        from ..net.invited import join_connection
+        from ..net.invited import join_connection, seated_play
         from ..net.peer import play_games
         from ..net.session import SessionError
 
@@ -286,26 +297,35 @@ def _join_with_invite(ctx, code, bot, ruleset, festum, festum_removal, manifest,
             typer.echo("no address in the invite answered yet: give the reply line above to the host, who pastes "
                        "it into its window; both sides then punch a hole through their routers", err=True)
 
-        try:
-            if coded is not None:
-                from ..net.coded import join_with_code, relay_note
+        async def connect(seconds: float):  # type: ignore[no-untyped-def]
+            try:
+                if coded is not None:
+                    from ..net.coded import join_with_code
 
-                dialed = await join_with_code(code, config.me, internet, coded, int(time.time()), config.log)
-            else:
-                dialed = await join_connection(invite, config.me, internet, show_reply, config.log)
-        except NoPath as e:
-            for where, why in e.failures:
-                typer.echo(f"  {where}: {why}", err=True)
-            raise SessionError(str(e)) from None
-        if dialed.via == "relayed":
-            typer.echo(relay_note(dialed.address.removeprefix("relay ")), err=True)
-            config.resume_info.update(dialed.relayed)  # basilica resume meets there again
-        host_part, _, port_part = dialed.address.removeprefix("relay ").rpartition(":")
-        config.resume_info.update(address=host_part.strip("[]"), port=int(port_part))
-        config.pinned = dialed.host_key
-        dialed.framed.frame_timeout = config.timeouts.frame
-        try:
+                    return await join_with_code(code, config.me, internet, coded, int(time.time()), config.log)
+                return await join_connection(invite, config.me, replace(internet, give_up=seconds), show_reply,
+                                             config.log)
+            except NoPath as e:
+                for where, why in e.failures:
+                    typer.echo(f"  {where}: {why}", err=True)
+                raise SessionError(str(e)) from None
+
+        async def play(dialed):  # type: ignore[no-untyped-def]
+            if dialed.via == "relayed":
+                from ..net.coded import relay_note
+
+                typer.echo(relay_note(dialed.address.removeprefix("relay ")), err=True)
+                config.resume_info.update(dialed.relayed)  # basilica resume meets there again
+            host_part, _, port_part = dialed.address.removeprefix("relay ").rpartition(":")
+            config.resume_info.update(address=host_part.strip("[]"), port=int(port_part))
+            config.pinned = dialed.host_key
+            dialed.framed.frame_timeout = config.timeouts.frame
             return await play_games(dialed.framed, False, config)
+
+        try:
+            if coded is not None:  # a wormhole's code works once: no second try
+                return await play(await connect(internet.give_up))
+            return await seated_play(connect, play, lambda: config.games_begun > 0, internet.give_up, config.log)
         finally:
             if config.games_begun and invite is not None:  # the seat was really taken: a game has a replay
                 used.claim(config.me.public, ident)

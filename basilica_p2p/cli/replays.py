@@ -187,14 +187,24 @@ def replay_export(
     fmt: str = typer.Option("json", "--format", help="Output format (json)."),
     out: Optional[Path] = typer.Option(None, "--output", "-o", help="Write here instead of standard output."),
     manifest: list[Path] = typer.Option([], "--manifest", metavar="FILE", help="The manifest the game uses, if not the default."),
+    unverified: bool = typer.Option(False, "--unverified", metavar="",
+                                    help="Export a replay that does not verify too (damaged, or the game unfinished): "
+                                    "the moves up to where it stops, with \"verified\": false and the error, and "
+                                    "exit 0."),
 ) -> None:
-    """Write the game as plain JSON: header, moves in notation, per-move state hashes, result."""
+    """Write the game as plain JSON: header, moves in notation, per-move state hashes, result.
+
+    Exit 0 once written; 1, writing nothing, if the replay does not verify (unless --unverified)."""
     from ..replay.show import export_json
 
     if fmt != "json":
         raise fail(f"unknown format {fmt!r} (json is the only one)")
     w = _walk(file, manifest)
-    text = json.dumps(export_json(w), indent=1) + "\n"
+    doc = export_json(w)
+    if not doc["verified"] and not unverified:
+        why = f"it stops verifying at {w.error}" if w.error else "the game is not finished"
+        raise fail(f"{file}: {why}; nothing exported (--unverified exports what there is)", code=1)
+    text = json.dumps(doc, indent=1) + "\n"
     if out is None:
         typer.echo(text, nl=False)
     else:

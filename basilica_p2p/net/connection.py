@@ -9,6 +9,7 @@ a game on it stopped.
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
@@ -17,9 +18,22 @@ import trio
 
 from ..seat import printable
 from ..wire import ProtocolError
-from .framing import ENVELOPE, Frame, FramedStream, PeerBye, PeerClosed, PeerTimeout, close_quietly
+from .framing import (
+    CHECKED_OFFER,
+    CHECKED_SWITCH,
+    ENVELOPE,
+    CorruptFrame,
+    Frame,
+    FramedStream,
+    PeerBye,
+    PeerClosed,
+    PeerTimeout,
+    close_quietly,
+)
 
 T = TypeVar("T")
+
+LAG_SAMPLES = 9  # the round trips the lag allowance is the median of (net/session.py)
 
 
 @dataclass(frozen=True)
@@ -57,6 +71,12 @@ class PeerRefused(PeerGone):
         self.reason = reason or message
 
 
+class CorruptedMessage(PeerGone):
+    """A message came that the peer did not sign: its frame's checksum failed (the connection
+    damaged it), or its signature did; or the peer said one of ours reached it so.  Nothing
+    shows that the peer did it, so it is no accusation: the connection is made again."""
+
+
 class NoGameStarted(PeerGone):
     """The connection ended during a handshake: no game (and no replay) was begun."""
 
@@ -72,13 +92,18 @@ class Refused(SessionError):
 class Connection:
     """A framed stream plus the rules for reading from a peer: idle and frame deadlines, keepalives."""
 
-    def __init__(self, stream: trio.abc.Stream | FramedStream, timeouts: Timeouts) -> None:
+    def __init__(self, stream: trio.abc.Stream | FramedStream, timeouts: Timeouts,
+                 measured: list[float] | None = None) -> None:
         # A stream that already carried frames (an invite's challenge and knock) keeps its buffer.
         self.framed = stream if isinstance(stream, FramedStream) else FramedStream(stream, timeouts.frame)
         self.timeouts = timeouts
         self._pings = 0
-        self.round_trips: list[float] = []  # seconds from sending an action to its acknowledgement
-        # (only for actions after which we did not choose our next decision at once)
+        # Seconds from sending an action to its acknowledgement (only for actions after which we
+        # did not choose our next decision at once): the last few, which the lag allowance
+        # needs, so that a connection of thousands of games does not keep them all; every one
+        # also goes to ``measured`` when it is given (a benchmark's).
+        self.round_trips: deque[float] = deque(maxlen=LAG_SAMPLES)
+        self.measured = measured
         self._sent_at: float | None = None
         self.nursery: trio.Nursery | None = None  # for work beside the game (keepalives, prefetching)
         # While a person decides nobody reads the socket: a failed keepalive cancels this
@@ -108,12 +133,20 @@ class Connection:
                     self.deciding.cancel()
                 return  # otherwise the reader notices the broken connection and says so
 
+    async def offer_checked_frames(self) -> None:
+        """We read checked frames (framing.py): an older peer ignores this pong."""
+        try:
+            await self.framed.send_control("pong", n=CHECKED_OFFER)
+        except (PeerClosed, PeerTimeout):
+            pass  # the next read says what became of the connection, in its words
+
     async def replace(self, framed: FramedStream) -> None:
         """Go on over a new stream to the same peer (it came back after a break): the old one is
         closed, and keepalives go on over the new one."""
         old, self.framed = self.framed, framed
         self.broken, self.lost, self.left, self._pings, self._sent_at = False, trio.Event(), False, 0, None
         await close_quietly(old)
+        await self.offer_checked_frames()  # a new stream starts unchecked both ways
         if self.nursery is not None:
             self.nursery.start_soon(self.keepalive)
 
@@ -126,6 +159,7 @@ class Connection:
             self.nursery = nursery
             nursery.start_soon(self.keepalive)
             try:
+                await self.offer_checked_frames()
                 outcome.append(await body())
             except (PeerClosed, PeerTimeout) as e:  # a control frame could not be sent or read
                 error.append(PeerGone(f"the connection ended: {e}"))
@@ -187,9 +221,17 @@ class Connection:
             await self._answer(msg)
 
     async def _answer(self, msg: dict[str, Any]) -> None:
-        """Control messages that mean the same wherever they come: ping, an error notice, goodbye."""
+        """Control messages that mean the same wherever they come: ping, an error notice, goodbye,
+        the switch to checked frames."""
         if msg["t"] == "ping":
             await self.framed.send_control("pong", n=msg["n"])
+        elif msg["t"] == "pong" and msg["n"] == CHECKED_OFFER:
+            await self.framed.switch_to_checked()
+        elif msg["t"] == "pong" and msg["n"] == CHECKED_SWITCH:
+            self.framed.checked_in = True
+        elif msg["t"] == "corrupted":
+            raise CorruptedMessage("the connection corrupted a message: one of ours reached the other side "
+                                   "damaged")
         elif msg["t"] == "error":
             reason = printable(msg["reason"], 500)
             raise PeerRefused(f"the peer stopped the game: {reason}", reason)
@@ -203,9 +245,13 @@ class Connection:
             raise Refused("the peer knocked with an invite, but this host hands out none (--no-invite)")
 
     async def _frame(self) -> Frame:
-        """The next frame; a malformed one (bad length, unknown kind) disconnects the peer."""
+        """The next frame; a malformed one (bad length, unknown kind) disconnects the peer, one
+        the connection damaged (a checked frame's checksum) disconnects without blame."""
         try:
             return await self.framed.receive()
+        except CorruptFrame as e:
+            await self.tell_corrupted()
+            raise CorruptedMessage(f"the connection corrupted a message ({e})") from None
         except ProtocolError as e:
             await self.tell_error(f"bad frame: {e}")
             raise PeerMisbehaved(f"the peer sent a bad frame: {e}") from None
@@ -218,6 +264,17 @@ class Connection:
         except ProtocolError as e:
             await self.tell_error(f"bad control message: {e}")
             raise PeerMisbehaved(f"the peer sent a bad control message: {e}") from None
+
+    async def tell_corrupted(self) -> None:
+        """Best effort, to a peer that reads checked frames (an older one would refuse the word):
+        one of its messages reached us damaged, so that it comes back rather than stops."""
+        if not self.framed.checked_out:
+            return
+        with trio.move_on_after(1):
+            try:
+                await self.framed.send_control("corrupted")
+            except (PeerClosed, PeerTimeout, ValueError):
+                pass
 
     async def tell_error(self, reason: str) -> None:
         """Best effort: the peer learns why we disconnect."""

@@ -22,7 +22,7 @@ import socket
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 import trio
 
@@ -32,13 +32,17 @@ from .gate import Admitted, GateClosed, GateLimits, admit
 from .interfaces import local_candidates
 from .invite import Candidate, Invite, InviteError, Reply, check_reply, format_reply, make_reply, parse_reply
 from .punch import listen, punch, reusable
+from .session import NoGameStarted
 from ._tasks import background_tasks
 from .stun import SYMMETRIC, Mapped, nat_behaviour, public_addresses
 
 if TYPE_CHECKING:
     from .portmap import Mapping
 
+T = TypeVar("T")
+
 MAX_CANDIDATES = 16
+RESEATS = 3  # how many times a joiner connects again after a connection ended before its first game
 MAPPING_PROTOCOLS = ("pcp", "natpmp", "upnp")  # in the order they are asked
 PROTOCOL_NAMES = {"pcp": "PCP", "natpmp": "NAT-PMP", "upnp": "UPnP"}
 
@@ -395,3 +399,26 @@ def diagnose(invite: Invite, ours: Sequence[Candidate]) -> str:
                 "port forwarded by hand, or both players on one network")
     return ("the host did not answer the reply code in time (did it paste it?), or a firewall drops the "
             "connection; forwarding a port on the host's router always works")
+
+
+async def seated_play(connect: Callable[[float], Awaitable[Dialed]], play: Callable[[Dialed], Awaitable[T]],
+                      begun: Callable[[], bool], give_up: float, log: Callable[[str], None]) -> T:
+    """The joiner's connection and games: ``connect(seconds)`` dials, ``play`` plays on what it dialled.
+
+    A connection that ends after the host seated us and before any game began (``begun()`` is
+    false) is dialled again, up to :data:`RESEATS` times within ``give_up`` seconds in all.  The
+    host takes its seat only when our ``sit`` arrives (INVITE-FORMAT.md section 4b): a connection
+    reset before that (a router that forgot it, a host that gave up on it) left the seat free.
+    A reset after it cannot be told apart from here; then the next try is told the seat is taken.
+    """
+    deadline = trio.current_time() + give_up
+    tries = 0
+    while True:
+        dialed = await connect(max(0.0, deadline - trio.current_time()))
+        try:
+            return await play(dialed)
+        except NoGameStarted as e:
+            tries += 1
+            if begun() or tries > RESEATS or trio.current_time() >= deadline:
+                raise
+            log(f"the connection ended after the host seated us, before the game began ({e}): connecting again")

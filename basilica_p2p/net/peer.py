@@ -55,10 +55,14 @@ class PeerConfig:
     # How a side waits for a peer that went away (net/session.py Presence); None: as its session
     # file says (listen or dial again within the window), or not at all without one.
     presence: Callable[[Side], Presence | None] | None = None
+    # Whether the reports are returned at the end: each holds its game's final state (tens of
+    # KB).  Without, each goes to ``on_game`` only, and a host of thousands of games holds no
+    # more memory at the last than at the first.
+    keep_reports: bool = True
 
 
 async def play_games(stream: trio.abc.Stream | FramedStream, hosting: bool, config: PeerConfig) -> list[GameReport]:
-    conn = Connection(stream, config.timeouts)
+    conn = Connection(stream, config.timeouts, config.round_trips)
     reports: list[GameReport] = []
     # A finished game's session file whose last message was ours: deleted once anything the
     # peer sends afterwards shows it read that message (the stream is in order).
@@ -95,7 +99,7 @@ async def play_games(stream: trio.abc.Stream | FramedStream, hosting: bool, conf
             except (PeerBye, NoGameStarted, BadHello) as e:
                 # After the host's last game its goodbye can cross our next hello and the
                 # connection may even be reset: if no game was begun, the session is simply over.
-                if not hosting and reports:
+                if not hosting and k:  # k games were played
                     if isinstance(e, PeerBye):
                         confirmed()  # the host's goodbye came after our last message
                         with trio.move_on_after(1):
@@ -104,12 +108,12 @@ async def play_games(stream: trio.abc.Stream | FramedStream, hosting: bool, conf
                             except (PeerClosed, PeerTimeout, ValueError):
                                 pass
                     return
-                if isinstance(e, BadHello):
-                    raise  # bytes that are not a hello: say so
-                text = "the peer left before the game began" if isinstance(e, PeerBye) else str(e)
-                raise PeerGone(text) from None
+                if isinstance(e, (BadHello, NoGameStarted)):
+                    raise  # bytes that are not a hello: say so; an ended connection: a joiner may dial again
+                raise PeerGone("the peer left before the game began") from None
             config.current = None
-            reports.append(report)
+            if config.keep_reports:
+                reports.append(report)
             if conn.left:
                 # The peer went away and did not come back: the game was claimed, and no other
                 # game can be played on this connection.
@@ -132,8 +136,6 @@ async def play_games(stream: trio.abc.Stream | FramedStream, hosting: bool, conf
 
     try:
         await conn.run(games)
-        if config.round_trips is not None:
-            config.round_trips.extend(conn.round_trips)
     except PeerClosed as e:
         raise PeerGone(f"the connection ended: {e}") from None
     finally:

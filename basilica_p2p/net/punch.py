@@ -57,8 +57,12 @@ async def abort(stream: trio.abc.Stream) -> None:
     await trio.aclose_forcefully(stream)
 
 
-async def listen(host: str, port: int, backlog: int = 64) -> trio.SocketListener:
-    """A listener on ``host:port`` (port 0: any) whose port a STUN query and punches can share."""
+async def listen(host: str, port: int, backlog: int = socket.SOMAXCONN) -> trio.SocketListener:
+    """A listener on ``host:port`` (port 0: any) whose port a STUN query and punches can share.
+
+    The backlog is as long as the system allows: under a flood of strangers a short one fills
+    between two accepts, and the joiner's connection is dropped with them (its SYN then waits
+    a second or more to be sent again)."""
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     sock = reusable(family, port)
     try:

@@ -14,7 +14,7 @@ net/handshake.py, the frames' rules in net/connection.py.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -44,9 +44,12 @@ from ..seat import (
 )
 from ..seat import Refused as SeatRefused
 from ..wire import ProtocolError, open_envelope
+from ..wire.envelope import signed_by
 from .connection import (
+    LAG_SAMPLES,
     BadHello,
     Connection,
+    CorruptedMessage,
     NoGameStarted,
     PeerGone,
     PeerMisbehaved,
@@ -219,7 +222,7 @@ async def continue_game(conn: Connection, agent: object, side: Side, peer_name: 
         raise  # the peer stopped on purpose and said why: it will not resume
     except PeerGone as e:
         hint = resume_hint(side.writer.path, me, peer_name) if side.sidecar else ""
-        raise PeerGone(f"{e}{hint}") from None
+        raise type(e)(f"{e}{hint}") from None  # a CorruptedMessage stays one
     except (PeerMisbehaved, Refused):
         raise
     except SessionError as e:  # our own player failed: the peer should know it is not a network fault
@@ -416,6 +419,8 @@ async def _take_peers(conn: Connection, side: Side, step: Step, timed: bool, log
     side.resent = max(0, side.resent - 1)
     if kind is StepKind.ACK and conn._sent_at is not None:
         conn.round_trips.append(trio.current_time() - conn._sent_at)
+        if conn.measured is not None:
+            conn.measured.append(conn.round_trips[-1])
         conn._sent_at = None
     told(got)
     return True
@@ -509,6 +514,21 @@ async def _accept(conn: Connection, side: Side, raw: bytes, lag: float) -> tuple
     """Have the seat take the peer's envelope and record it; on any flaw, tell the peer, keep the
     evidence, disconnect."""
     got = side.seat.receive(raw, trio.current_time(), lag, ours_ok=bool(side.resent))
+    seat = side.seat
+    assert seat.me is not None
+    if (isinstance(got, SeatRefused) and got.kind is Refusal.INVALID
+            and not signed_by(raw, seat.spec.players[1 - seat.me])):
+        # No signature of the peer's holds it together: nothing shows the peer sent it so.
+        if conn.framed.checked_in:  # its frame's checksum held: changed on purpose on the way, or a broken client
+            why = "something between us changed it, or the peer's client is broken"
+        else:  # an older peer's frames carry no checksum
+            why = "the connection corrupted it, or the peer's client is broken"
+        if conn.framed.checked_out:
+            await conn.tell_corrupted()
+        else:
+            await conn.tell_error(got.notice)
+        raise CorruptedMessage(f"a message came that the peer did not sign ({got.detail}): {why}; "
+                               "not counted against the peer")
     if isinstance(got, SeatRefused) and got.citable:
         fault = _fault(side.seat, got.citable)
         if fault is not None:
@@ -538,11 +558,12 @@ def _fault(seat: Seat, cited: bytes) -> Outgoing | None:
         return None
 
 
-def lag_allowance(round_trips: list[float]) -> float:
-    """Seconds taken off the peer's measured thinking: the median round trip, at most MAX_LAG."""
+def lag_allowance(round_trips: Sequence[float]) -> float:
+    """Seconds taken off the peer's measured thinking: the median of the last LAG_SAMPLES round
+    trips, at most MAX_LAG."""
     if not round_trips:
         return FIRST_LAG
-    ordered = sorted(round_trips[-9:])
+    ordered = sorted(list(round_trips)[-LAG_SAMPLES:])
     return min(MAX_LAG, ordered[len(ordered) // 2])
 
 
@@ -712,7 +733,7 @@ async def resume_exchange(conn: Connection, side: Side, log: Callable[[str], Non
 
 
 __all__ = [
-    "BadHello", "claim_absence", "Connection", "continue_game", "differences", "forfeit_by_absence",
+    "BadHello", "claim_absence", "Connection", "continue_game", "CorruptedMessage", "differences", "forfeit_by_absence",
     "forget_session", "GameReport", "hello_body", "lag_allowance", "NoGameStarted", "PeerGone",
     "PeerMisbehaved", "PeerRefused", "play_one_game", "Presence", "presence_of", "Refused", "resume_exchange",
     "resume_hint", "SessionError", "Settings", "Side", "side_from_replay", "sidecar_path", "Timeouts",

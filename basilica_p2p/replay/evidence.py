@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from ..identity import fingerprint
-from ..safefile import create_new
+from ..safefile import create_new, open_regular
 from ..wire import Envelope, ProtocolError, decode, encode, open_envelope
 
 FORMAT_V1 = "basilica-evidence/1"
@@ -133,7 +133,7 @@ def prove(data: Any) -> Proof:
 def check_evidence(path: Path) -> EvidenceVerdict:
     name = str(path)
     try:
-        with open(path, "rb") as f:
+        with open_regular(path) as f:
             raw = f.read(MAX_FILE + 1)
         if raw[:8] == b"BASILREP":
             return EvidenceVerdict(name, False, "this is a replay file, not an evidence file (verify it without --evidence)")
@@ -154,7 +154,7 @@ def check_evidence(path: Path) -> EvidenceVerdict:
 def is_evidence_file(path: Path) -> bool:
     """Whether ``path`` looks like an evidence file (a msgpack map naming an evidence format)."""
     try:
-        with open(path, "rb") as f:
+        with open_regular(path) as f:
             head = f.read(64)
     except OSError:
         return False

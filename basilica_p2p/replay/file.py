@@ -18,15 +18,17 @@ byte offset.
 
 from __future__ import annotations
 
+import io
 import os
 import struct
 import zlib
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 from ..clock import Limits, TimeControl, TimeControlError
-from ..safefile import sync_directory
+from ..safefile import NotRegularFile, open_regular, sync_directory
 from ..wire import MAX_MESSAGE, ProtocolError, SHUFFLE_SCHEME, decode, encode
 from ..wire.text import is_text
 
@@ -151,52 +153,105 @@ def frame(data: bytes) -> bytes:
     return _U32.pack(len(data)) + data + _U32.pack(zlib.crc32(data))
 
 
-def parse(data: bytes) -> ReplayFile:
-    """Split a replay file into records; raises :class:`ReplayError` on damage."""
-    if len(data) < len(MAGIC) or data[: len(MAGIC)] != MAGIC:
+@dataclass(frozen=True)
+class Record:
+    number: int  # 0 is the header, 1 the first envelope
+    offset: int  # byte offset of its length field
+    data: bytes
+
+
+def _scan(f: BinaryIO) -> Iterator[Record | TornTail]:
+    """The records of a replay as they are read from ``f``: each is checked (length, checksum)
+    before the next is read, and only one is held at a time.  Ends with a :class:`TornTail`
+    when the file ends inside a record; :class:`ReplayError` at the first damage."""
+    if f.read(len(MAGIC)) != MAGIC:
         raise ReplayError(0, 0, "not a basilica replay file (bad magic bytes)")
     pos = len(MAGIC)
+    n = 0
+    while True:
+        head = f.read(4)
+        if not head:
+            return
+        if len(head) < 4:
+            yield TornTail(n, pos, len(head))
+            return
+        (length,) = _U32.unpack(head)
+        if length == 0 or length > MAX_RECORD:  # checked before anything that long is read
+            raise ReplayError(n, pos, f"record length {length} is out of range")
+        rest = f.read(length + 4)
+        if len(rest) < length + 4:
+            yield TornTail(n, pos, 4 + len(rest))
+            return
+        blob = rest[:length]
+        if _U32.unpack_from(rest, length)[0] != zlib.crc32(blob):
+            raise ReplayError(n, pos, "checksum mismatch (the record is damaged)")
+        yield Record(n, pos, blob)
+        n += 1
+        pos += 8 + length
+
+
+def _open_regular(path: Path) -> BinaryIO:
+    """``path`` opened for reading if it is a regular file; :class:`ReplayError` (one line) if not."""
+    try:
+        return open_regular(path)
+    except IsADirectoryError:
+        raise ReplayError(0, 0, "is a directory, not a replay file") from None
+    except NotRegularFile as e:
+        tail = "" if e.kind == "a directory" else ": only a regular file is read"
+        raise ReplayError(0, 0, f"is {e.kind}, not a replay file{tail}") from None
+    except OSError as e:
+        raise ReplayError(0, 0, f"cannot read: {e.strerror}") from None
+
+
+def iter_records(path: Path) -> Iterator[Record | TornTail]:
+    """The records of the replay at ``path`` as they are read, the header (record 0) first,
+    then a :class:`TornTail` if the file ends inside a record.
+
+    Each record's length and checksum are checked before the next one is read, so a file that
+    is no replay (a large one, or one that never ends) is refused at its first bytes, and the
+    memory used is that of one record.  Raises :class:`ReplayError` (one line, with the record
+    number and byte offset) at the first damage, and for anything but a regular file."""
+    with _open_regular(path) as f:
+        n, pos = 0, 0
+        try:
+            for item in _scan(f):
+                if isinstance(item, Record):
+                    n, pos = item.number + 1, item.offset + 8 + len(item.data)
+                yield item
+        except OSError as e:
+            raise ReplayError(n, pos, f"cannot read: {e.strerror}") from None
+
+
+def _collect(items: Iterable[Record | TornTail]) -> ReplayFile:
     blobs: list[bytes] = []
     offsets: list[int] = []
     torn = None
-    while pos < len(data):
-        n = len(blobs)
-        remaining = len(data) - pos
-        if remaining < 4:
-            torn = TornTail(n, pos, remaining)
+    for item in items:
+        if isinstance(item, TornTail):
+            torn = item
+            if not blobs:
+                raise ReplayError(0, item.offset, "the header record is incomplete")
             break
-        (length,) = _U32.unpack_from(data, pos)
-        if length == 0 or length > MAX_RECORD:
-            raise ReplayError(n, pos, f"record length {length} is out of range")
-        if remaining < 8 + length:
-            torn = TornTail(n, pos, remaining)
-            break
-        blob = data[pos + 4 : pos + 4 + length]
-        (crc,) = _U32.unpack_from(data, pos + 4 + length)
-        if crc != zlib.crc32(blob):
-            raise ReplayError(n, pos, "checksum mismatch (the record is damaged)")
-        blobs.append(blob)
-        offsets.append(pos)
-        pos += 8 + length
+        if not blobs:  # the header is checked before the rest is read
+            try:
+                header = Header.decode(item.data)
+            except ProtocolError as e:
+                raise ReplayError(0, item.offset, f"bad header: {e}") from None
+        blobs.append(item.data)
+        offsets.append(item.offset)
     if not blobs:
-        if torn is not None:
-            raise ReplayError(0, torn.offset, "the header record is incomplete")
-        raise ReplayError(0, pos, "the file has no header record")
-    try:
-        header = Header.decode(blobs[0])
-    except ProtocolError as e:
-        raise ReplayError(0, offsets[0], f"bad header: {e}") from None
+        raise ReplayError(0, len(MAGIC), "the file has no header record")
     return ReplayFile(header, blobs[0], blobs[1:], offsets, torn)
 
 
+def parse(data: bytes) -> ReplayFile:
+    """Split a replay file's bytes into records; raises :class:`ReplayError` on damage."""
+    return _collect(_scan(io.BytesIO(data)))
+
+
 def read_replay(path: Path) -> ReplayFile:
-    try:
-        data = path.read_bytes()
-    except IsADirectoryError:
-        raise ReplayError(0, 0, "is a directory, not a replay file") from None
-    except OSError as e:
-        raise ReplayError(0, 0, f"cannot read: {e.strerror}") from None
-    return parse(data)
+    """The whole replay at ``path``, read as :func:`iter_records` reads it (so refused as early)."""
+    return _collect(iter_records(path))
 
 
 class ReplayWriter:

@@ -19,6 +19,7 @@ import hashlib
 from dataclasses import dataclass, field
 from typing import Any
 
+import msgpack
 from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
@@ -68,6 +69,27 @@ def seal(key: Ed25519PrivateKey, game: bytes, seq: int, prev: bytes, type_: str,
     if len(raw) > MAX_MESSAGE:
         raise ProtocolError(f"{type_} message would be over the {MAX_MESSAGE}-byte cap")
     return Envelope(game, seq, prev, payload_map["from"], type_, body, payload, signature, raw)  # type: ignore[arg-type]
+
+
+def signed_by(raw: bytes, key: bytes) -> bool:
+    """Whether ``raw``, however malformed, holds a payload that ``key`` signed.
+
+    Only then is an envelope's flaw its signer's doing: bytes whose signature fails could have
+    been damaged on the way by anyone (a relay, a router), and prove nothing about the sender.
+    Read loosely, as [payload, signature] in any msgpack form, to find what was signed."""
+    try:
+        outer = msgpack.unpackb(bytes(raw), raw=True, use_list=True, max_array_len=2, max_map_len=0,
+                                max_bin_len=len(raw), max_str_len=len(raw), max_ext_len=0)
+    except (ValueError, TypeError, msgpack.UnpackException, RecursionError, OverflowError):
+        return False  # msgpack.ExtraData is a ValueError
+    if not (isinstance(outer, list) and len(outer) == 2 and all(isinstance(x, bytes) for x in outer)
+            and len(outer[1]) == 64 and len(key) == 32):
+        return False
+    try:
+        Ed25519PublicKey.from_public_bytes(key).verify(outer[1], outer[0])
+    except (InvalidSignature, ValueError):
+        return False
+    return True
 
 
 def _bin32(value: Any, name: str) -> bytes:

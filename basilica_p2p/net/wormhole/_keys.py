@@ -23,11 +23,13 @@ from spake2 import SPAKE2_Symmetric
 from spake2.ed25519_basic import NotOnCurve
 from spake2.spake2 import SPAKEError
 
+from ._json import NotJson, parse_json
 from .errors import ProtocolViolation
 
 KEY_SIZE = SecretBox.KEY_SIZE  # 32
 VERIFIER_PURPOSE = b"wormhole:verifier"
 _PAKE_MESSAGE_SIZE = 33  # b"S" (the symmetric side) and an Ed25519 point
+_PAKE_BODY_SIZE = 1024  # {"pake_v1": "<66 hex digits>"}, with room for whitespace and more keys
 
 
 def text_bytes(text: str) -> bytes:
@@ -45,10 +47,15 @@ class Pake:
     def finish(self, peer_body: bytes) -> bytes:
         """The shared key (right only if both sides used the same code); `ProtocolViolation`
         if the body is not a SPAKE2 message at all."""
+        body = parse_json(peer_body, _PAKE_BODY_SIZE)
+        pake = body.get("pake_v1") if isinstance(body, dict) else None
         try:
-            message = bytes.fromhex(json.loads(peer_body.decode("utf-8"))["pake_v1"])
-        except (ValueError, TypeError, KeyError):
-            raise ProtocolViolation("the peer's pake message is not JSON holding a hex pake_v1") from None
+            message = bytes.fromhex(pake) if isinstance(pake, str) else None
+        except ValueError:
+            message = None
+        if message is None:
+            why = f" ({body.why})" if isinstance(body, NotJson) else ""
+            raise ProtocolViolation(f"the peer's pake message is not JSON holding a hex pake_v1{why}")
         if len(message) != _PAKE_MESSAGE_SIZE:
             raise ProtocolViolation(f"the peer's SPAKE2 message has {len(message)} bytes, not {_PAKE_MESSAGE_SIZE}")
         try:

@@ -23,6 +23,7 @@ from typing import Any
 
 import trio
 
+from ._json import NotJson, parse_json
 from ._websocket import WebSocket, connect
 from .errors import ConnectionLost, Crowded, ProtocolViolation, ServerRefused, Timeout, one_line
 
@@ -202,10 +203,9 @@ async def open_server(url: str, appid: str, side: str, *, timeout: float, max_me
 
 
 def _decode(raw: bytes, url: str) -> dict[str, Any]:
-    try:
-        msg = json.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError):
-        raise ProtocolViolation(f"the mailbox server at {url} sent a message that is not JSON") from None
+    msg = parse_json(raw, len(raw))  # its size was bounded as it came (the websocket's max_message)
+    if isinstance(msg, NotJson):
+        raise ProtocolViolation(f"the mailbox server at {url} sent a message that is not JSON ({msg.why})")
     if not isinstance(msg, dict) or not isinstance(msg.get("type"), str):
         raise ProtocolViolation(f"the mailbox server at {url} sent JSON that is not an object with a 'type'")
     return msg

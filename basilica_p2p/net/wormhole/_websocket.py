@@ -34,6 +34,9 @@ from wsproto.utilities import RemoteProtocolError
 from .errors import ConnectionLost, MailboxUnreachable, ProtocolViolation, Timeout, WormholeError, one_line
 
 RECEIVE_SIZE = 65536
+# A message may come in pieces (continuation frames); a server sends each whole, and one
+# sending a byte a piece only makes us work: its pieces are bounded like its size.
+MAX_PIECES = 1024
 SEND_TIMEOUT = 10.0  # a write the server does not take within this means it is gone
 CLOSE_TIMEOUT = 2.0  # how long a polite close waits for the server's close frame
 
@@ -100,6 +103,8 @@ class WebSocket:
                     if self._size > self._max_message:
                         raise self._broke(f"sent a message over {self._max_message} bytes")
                     self._parts.append(data)
+                    if len(self._parts) > MAX_PIECES:
+                        raise self._broke(f"sent a message in more than {MAX_PIECES} pieces")
                     if event.message_finished:
                         message = b"".join(self._parts)
                         self._parts.clear()

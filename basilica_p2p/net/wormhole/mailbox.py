@@ -30,6 +30,7 @@ import trio
 
 from ... import __version__ as _basilica_version
 from ._code import MAX_WORDS, Code, make_code, parse_code
+from ._json import parse_json
 from ._keys import VERIFIER_PURPOSE, Pake, derive_key, seal, text_bytes, unseal
 from ._server import Server, Sided, mailbox_of, nameplate_of, open_server
 from .errors import ProtocolViolation, Timeout, WormholeError, WrongCode
@@ -248,9 +249,6 @@ async def _open_mailbox(server: Server, code: Code, appid: str, side: str) -> Wo
 
 
 def _check_versions(plaintext: bytes) -> None:
-    try:
-        versions = json.loads(plaintext.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError):
-        versions = None
+    versions = parse_json(plaintext, len(plaintext))  # bounded by the size of the message it came in
     if not isinstance(versions, dict):
         raise ProtocolViolation("the peer's version message is not a JSON object")
