@@ -546,9 +546,20 @@ class Referee:
         moves = len(g.history) if g else 0
         audited = None if self.spec.shuffle != HIDDEN_DEAL else False
         self.outcome = Outcome(scores, 1 - loser, END_FORFEIT, moves, env.body["reason"], claimed_by=sender,
-                               audited=audited, audit_note="the game ended by forfeit before both deal secrets "
-                               "were published" if audited is False else "",
+                               audited=audited, audit_note=self._unaudited("forfeit") if audited is False else "",
                                takebacks=(self._takebacks[0], self._takebacks[1]))
+
+    def _unaudited(self, how: str) -> str:
+        """Why a hidden deal was not audited, and, when its deal broke and one secret came and
+        reproduced everything its player signed, whose data was false: the other's, by elimination
+        (a card can open to nothing only if one player's signed data is not what its secret gives)."""
+        table = self.table
+        note = f"the game ended by {how} before both deal secrets were published"
+        if table is not None and table.broken and len(table.secrets) == 1:
+            (clean,) = table.secrets
+            note += (f"; the deal broke ({table.broken}) and player {clean + 1}'s secret reproduces all it "
+                     f"signed, so player {2 - clean} dealt falsely (by elimination)")
+        return note
 
     # --- faults (protocol 3) ---------------------------------------------------
 
@@ -581,8 +592,7 @@ class Referee:
         self.outcome = Outcome((g.scores[0], g.scores[1]) if g else (0, 0), sender, END_FAULT,
                                len(g.history) if g else 0, broken, claimed_by=sender,
                                audited=None if self.table is None else False,
-                               audit_note="the game ended by a fault before both deal secrets were checked"
-                               if self.table is not None else "",
+                               audit_note=self._unaudited("a fault") if self.table is not None else "",
                                takebacks=(self._takebacks[0], self._takebacks[1]), fault=env.seq)
 
     def _breaks_rules(self, cited: Envelope) -> str | None:
@@ -639,8 +649,8 @@ class Referee:
         self.outcome = Outcome((g.scores[0], g.scores[1]), sender, END_TIME, len(g.history),
                                claim.words(self.spec.names), claimed_by=sender,
                                audited=None if self.table is None else False,
-                               audit_note="the game ended on time before both deal secrets were published"
-                               if self.table is not None else "", time=claim,
+                               audit_note=self._unaudited("a claim on time") if self.table is not None else "",
+                               time=claim,
                                takebacks=(self._takebacks[0], self._takebacks[1]))
 
     # --- takebacks (local games only) ------------------------------------------

@@ -27,6 +27,8 @@ truncate, corrupt, duplicate) and helpers for two honest peers through
 from __future__ import annotations
 
 import itertools
+import hashlib
+import inspect
 import os
 import struct
 from collections.abc import Awaitable, Callable
@@ -38,14 +40,18 @@ import trio
 import trio.testing
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
+from basilica_p2p.agent import AgentBase, Traits
 from basilica_p2p.bots import RandomBot
 from basilica_p2p.engine import Game, Options, Ruleset, default_manifest, format_action, observe, parse_action
 from basilica_p2p.identity import Identity
 from basilica_p2p.net.framing import CONTROL, ENVELOPE, MAX_FRAME, FramedStream, Frame, PeerClosed
+from basilica_p2p.net.rejoin import prove
 from basilica_p2p.net.session import (
     Connection,
     GameReport,
+    Presence,
     Settings,
+    Side,
     Timeouts,
     hello_body,
     play_one_game,
@@ -143,6 +149,31 @@ def inline_threads(monkeypatch: Any) -> None:
     monkeypatch.setattr(trio.to_thread, "run_sync", run_sync)
 
 
+class Thinker(AgentBase):
+    """A person (a blocking agent) whose every decision takes ``seconds(view)`` of virtual time,
+    under :func:`thinking_in_virtual_time`."""
+
+    traits = Traits(blocking=True)
+
+    def seconds(self, view: Any) -> float:
+        return 0.0
+
+
+def thinking_in_virtual_time(monkeypatch: Any) -> None:
+    """:func:`inline_threads`, where a :class:`Thinker`'s decision first sleeps its seconds of
+    virtual time (cancellable, as a person at the prompt is when a clock or a limit runs out)."""
+
+    async def run_sync(fn: Callable[..., Any], *args: Any, abandon_on_cancel: bool = False, **kw: Any) -> Any:
+        agent = fn.__self__ if inspect.ismethod(fn) else None
+        if isinstance(agent, Thinker):
+            await trio.sleep(agent.seconds(args[0].view))
+        else:
+            await trio.lowlevel.checkpoint()
+        return fn(*args)
+
+    monkeypatch.setattr(trio.to_thread, "run_sync", run_sync)
+
+
 # --- the scripted peer -------------------------------------------------------------------
 
 
@@ -177,6 +208,7 @@ class ScriptedPeer:
         self.marks: dict[str, float] = {}
         self.late: list[bytes] = []  # envelopes read by drain()
         self.deal_secret = os.urandom(32)  # used only in a game dealt by sra-p256-v1
+        self.doorway: Doorway | None = None  # how this peer comes back after a break (run_against)
 
     # -- plumbing --
 
@@ -298,6 +330,47 @@ class ScriptedPeer:
                 nursery.start_soon(reader, nursery.cancel_scope)
         if why:
             raise HungUp(why[0])
+
+    # -- coming back after a break --
+
+    async def come_back(self, *, key: Identity | None = None, have: int | None = None) -> bool:
+        """Open a new stream to the honest side through the doorway, prove who we are (as ``key``,
+        ours by default) and say where we stand (``have`` messages: ours by default, a lie
+        otherwise); then read back what the honest side holds that we lack.  False if the honest
+        side did not take our proof."""
+        assert self.doorway is not None and self.ref is not None
+        mine, theirs = trio.testing.memory_stream_pair()
+        await self.doorway.streams.send(theirs)
+        self.framed = FramedStream(mine, 60.0)
+        honest_key = self.ref.spec.players[1 - self.seat]
+        if not await prove(self.framed, key or self.me, honest_key, self.game_id, trio.current_time() + 10):
+            return False
+        tip = hashlib.sha256(self.records[-1]).digest()
+        count = len(self.records) if have is None else have
+        try:
+            await self.send_control("resume", game=self.game_id, have=count, tip=tip)
+            while True:
+                frame = await self.next_frame()
+                if frame.kind == CONTROL and self.controls[-1].get("t") == "resume":
+                    theirs_have = self.controls[-1]["have"]
+                    break
+        except (HungUp, PeerClosed, trio.BrokenResourceError, trio.ClosedResourceError):
+            return False  # it did not take our proof, and hung up
+        for _ in range(max(0, theirs_have - len(self.records))):
+            await self.receive()
+        return True
+
+    async def stranger_knocks(self, data: bytes) -> None:
+        """A stranger's connection to the waiting honest side: ``data`` sent, then closed."""
+        assert self.doorway is not None
+        mine, theirs = trio.testing.memory_stream_pair()
+        await self.doorway.streams.send(theirs)
+        with trio.move_on_after(1):
+            try:
+                await mine.send_all(data)
+            except (trio.BrokenResourceError, trio.ClosedResourceError):
+                pass
+        await mine.aclose()
 
     # -- the game --
 
@@ -450,6 +523,42 @@ class ScriptedPeer:
 # --- running the honest side against a script ----------------------------------------------
 
 
+class Doorway:
+    """Where a scripted peer that went away comes back: each stream it opens is handed to the
+    honest side's presence, which proves itself on it and checks the peer's proof (net/rejoin.py),
+    exactly as after a real reconnection; a stream that fails is dropped and the next awaited."""
+
+    def __init__(self, window: float | None = None) -> None:
+        self.streams, self._incoming = trio.open_memory_channel[trio.abc.Stream](16)
+        self.window = window
+        self.tried = 0  # streams the honest side examined
+        self.refused = 0  # of them, those that did not prove to be the peer
+
+    def presence(self, honest: Identity) -> Callable[[Side], Presence]:
+        def make(side: Side) -> Presence:
+            seat = side.seat
+            assert seat.me is not None
+            peer, game = seat.spec.players[1 - seat.me], seat.spec.game
+
+            async def reach(until: float) -> FramedStream | None:
+                with trio.move_on_at(until):
+                    while True:
+                        stream = await self._incoming.receive()
+                        self.tried += 1
+                        framed = FramedStream(stream, 10.0)
+                        if await prove(framed, honest, peer, game, min(until, trio.current_time() + 10)):
+                            return framed
+                        self.refused += 1
+                        await framed.aclose()
+                return None
+
+            return Presence(reach, self.window)
+        return make
+
+
+# --- running the honest side against a script ----------------------------------------------
+
+
 @dataclass
 class Run:
     report: GameReport | None
@@ -497,6 +606,8 @@ async def run_against(
     tick: float | None = None,
     grace: float = 5.0,
     ledger: Any = None,
+    watch: Any = None,
+    doorway: Doorway | None = None,
 ) -> Run:
     """Run the honest side (``play_one_game``) and ``script`` on two ends of a stream pair.
 
@@ -504,10 +615,14 @@ async def run_against(
     does); its exception is kept in ``Run.error``, never raised here.  With
     ``keepalive`` the honest side also sends pings every ``timeouts.ping_interval``.
     With ``tick`` a heartbeat task runs beside (a timer always due within ``tick``).
+    With a ``doorway`` the honest side waits for a peer that goes away (issue 20's presence),
+    and the script comes back through it (:meth:`ScriptedPeer.come_back`); ``watch`` is told
+    every event of the honest side.
     """
     ours, theirs = await stream_pair(tcp, lockstep)
     conn = Connection(ours, timeouts)
     peer = ScriptedPeer(theirs, peer_id, 1 - honest_seat, peer_settings or honest_settings, bot=peer_bot)
+    peer.doorway = doorway
     run = Run(None, None, replay_dir, peer, started=trio.current_time())
     agent = agent if agent is not None else RandomBot(7 + honest_seat)
 
@@ -520,8 +635,9 @@ async def run_against(
                 if keepalive:
                     inner.start_soon(conn.keepalive)
                 try:
+                    presence = doorway.presence(honest) if doorway is not None else (lambda side: None)
                     run.report = await play_one_game(conn, honest, honest_seat, honest_settings, agent, replay_dir,
-                                                     ledger=ledger)
+                                                     ledger=ledger, watch=watch, presence=presence)
                 except Exception as e:
                     run.error = e
                 run.ended = trio.current_time()
@@ -580,6 +696,25 @@ def faulted(run: Run, *words: str) -> str:
     assert last.type == "fault" and last.body["message"] == run.peer.bad[-1]
     assert any("recorded as your loss" in e for e in run.peer.errors), run.peer.errors
     return summary
+
+
+def claimed(run: Run, *words: str) -> str:
+    """The honest side ended the game with its own claim that the peer stopped playing by the
+    rules (a signed message the peer may not send, which no fault can cite): it won, its replay
+    verifies and names what the peer did, and holds none of the refused messages."""
+    assert run.error is None, f"expected a finished game, got {run.error!r}"
+    assert run.report is not None
+    o = run.report.outcome
+    honest = 1 - run.peer.seat
+    assert o.end == "forfeit" and o.winner == honest and o.claimed_by == honest, o
+    assert o.reason.startswith("stopped playing by the rules: "), o.reason
+    for w in words:
+        assert w in o.reason, f"{w!r} not in {o.reason!r}"
+    v = verify_file(run.replay)
+    assert v.ok and f"forfeited as claimed by player {honest + 1}" in v.line(), v.line()
+    holds_none_of(run.replay, run.peer.bad)
+    assert run.peer.errors, "the honest side did not tell the peer why"
+    return o.reason
 
 
 def valid_prefix(run: Run, records: int | None = None) -> Verdict:

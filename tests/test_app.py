@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import json
 import re
+import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -780,3 +781,43 @@ def test_an_app_that_fails_still_leaves_the_game_a_finished_forfeit(tmp_path: Pa
     assert run_in_app(never, lambda: play_local(never, RandomBot(3), (ME, BOT), 0, MANIFEST, Options(),  # type: ignore[arg-type]
                                                 tmp_path / "b"), lambda app: None) is None
     assert not (tmp_path / "b").exists()
+
+
+def test_the_app_counts_down_a_peer_that_went_away_while_the_person_still_decides() -> None:
+    """Issue 20: the other side of a network game went away during our decision: the status bar
+    counts down its window, a notice says it once, the decision stays open, and its return puts
+    the board's status back."""
+    from textual.widgets._toast import Toast
+
+    from basilica_p2p.seat import PeerAway, PeerBack
+
+    g = Game.new(MANIFEST, Options(), bytes(32))
+    person = AppPlayer("ada", MANIFEST, network=True)
+    seat = g.to_move or 0
+
+    def work() -> Any:
+        Told(person, g, seat, NAMES)
+        return person.choose(ask_for(g, seat))
+
+    async def run() -> None:
+        app = BasilicaApp(person, work)
+        async with app.run_test(size=SIZE, notifications=True) as pilot:
+            await until(pilot, lambda: deciding(app), "the decision")
+            # As the session's watcher tells it, from the game's thread, while the person thinks.
+            person.observe(PeerAway("greedy", 120.0, first=True, why="the connection ended"))
+            person.observe(PeerAway("greedy", 110.0))
+            await until(pilot, lambda: app.snap is not None and "110 s left" in app.snap.away, "the countdown")
+            await pilot.pause(0.1)
+            assert str(app.query_one("#status-text").render()) == "Waiting for greedy to come back: 110 s left."
+            toasts = app.screen.query(Toast)
+            assert len(toasts) == 1 and "has gone" in str(toasts.first().render())
+            assert deciding(app)  # the decision is still open
+            person.observe(PeerBack("greedy"))
+            await until(pilot, lambda: app.snap is not None and not app.snap.away, "the return")
+            await pilot.pause(0.1)
+            assert "Waiting for greedy" not in str(app.query_one("#status-text").render())
+            assert deciding(app)
+            assert [e.text for e in app.snap.entries if "greedy" in e.text][-1] == "greedy is back: the game goes on."
+            person.abandon()
+
+    asyncio.run(run())

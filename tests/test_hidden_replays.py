@@ -235,6 +235,39 @@ def test_a_card_that_opens_to_nothing_goes_to_the_audit_which_names_the_cheater(
     assert not v.ok and "audit" in v.error and "player 1's signed deal data" in v.error, v.error
 
 
+def test_a_broken_deal_with_one_clean_secret_names_the_other_player_by_elimination(honest: Path,
+                                                                                 tmp_path: Path) -> None:
+    # Issue 20, item 4: player 2 slips a foreign point into its keyed deck (and player 1 re-keys it
+    # honestly), so a card of the first round opens to nothing. Player 1 publishes its secret,
+    # which reproduces all it signed; player 2 never publishes its own, and player 1 claims the
+    # game. The deal was not audited, but the file proves whose data was false: player 2's.
+    from basilica_p2p.deal import hash_to_card
+    from basilica_p2p.deal._curve import N, inverse, load, multiply, private
+    from basilica_p2p.deal._keys import card_key, deck_key
+
+    secret_1 = bytes([3]) * 32  # the honest fixture's deal secret of player 1
+
+    def change(items: list[Any]) -> int:
+        first_round = index_of(items, "shares")
+        deck, position, _ = items[first_round][2]["shares"][0]
+        keyed = next(d for d in _deal_step(items, 2)["decks"] if d["deck"] == deck)
+        rekeyed = next(d for d in _deal_step(items, 3)["decks"] if d["deck"] == deck)
+        foreign = hash_to_card(rb.GAME_ID, "elsewhere", "not a tile")[0]
+        keyed["cards"][position] = foreign
+        a_inv = inverse(deck_key(secret_1, 1, rb.GAME_ID, deck))
+        a_i = card_key(secret_1, 1, rb.GAME_ID, deck, position)
+        rekeyed["cards"][position] = multiply(private(a_i * a_inv % N), load(foreign))  # player 1 is honest
+        cut = first_round + 2
+        items[cut:] = [(rb.ALICE, "secret", {"secret": secret_1}),
+                       (rb.ALICE, "forfeit", {"loser": 2, "reason": "no secret within 120 s"})]
+        return cut + 2
+
+    v = verify_file(edit(honest, tmp_path / "x.replay", change), rb.manifests())
+    assert v.ok, v.error
+    assert "deal not audited" in v.line() and "player 1's secret reproduces all it signed, so player 2 dealt " \
+        "falsely (by elimination)" in v.line(), v.line()
+
+
 def test_a_false_secret_of_player_1_is_blamed_when_it_arrives(honest: Path, tmp_path: Path) -> None:
     def change(items: list[Any]) -> None:
         items[index_of(items, "secret", rb.ALICE)][2]["secret"] = bytes([9]) * 32

@@ -79,3 +79,29 @@ def test_both_screens_tell_a_game_in_the_same_words() -> None:
     line_said = [t.replace(" (type 'score' to see it again, 'scorings' for all)", "") for t in line.log]
     assert app_said == line_said and len(app_said) > 60
     assert app_said[-1].startswith("Game over after the last scoring: ada (you) ")
+
+
+def test_a_peer_that_went_away_is_counted_down_and_its_return_said_on_both_screens() -> None:
+    """Issue 20: both screens tell the wait for a peer that went away, the countdown, its return,
+    and a decision's time running short, in the same words."""
+    from basilica_p2p.seat import PeerAway, PeerBack, TimeWarning
+
+    events = [PeerAway("greedy", 120.0, first=True, why="the connection ended"), PeerAway("greedy", 110.0),
+              PeerAway("greedy", 10.0), PeerBack("greedy"), TimeWarning(0, 60.0), TimeWarning(1, 60.0)]
+    app = AppPlayer("ada", MANIFEST)
+    line = TerminalPlayer("ada", console=Console(width=80, file=io.StringIO(), no_color=True), inp=io.StringIO())
+    for agent in (app, line):
+        agent.begin(0, NAMES, MANIFEST)
+        for event in events:
+            agent.observe(event)
+    expected = [
+        "greedy has gone (the connection ended). Waiting up to 120 s for them to come back (they run 'basilica "
+        "resume' if their program stopped); after that the game is yours.",
+        "Waiting for greedy to come back: 110 s left.",
+        "Waiting for greedy to come back: 10 s left.",
+        "greedy is back: the game goes on.",
+        "You have 60 s left for this decision; after that the game is lost.",
+        "greedy has 60 s left for this decision; after that the game is yours.",
+    ]
+    assert [e.text for e in app.snapshot().entries][-6:] == expected
+    assert line.log[-6:] == expected

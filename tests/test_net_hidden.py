@@ -118,6 +118,20 @@ async def test_a_false_share_ends_the_game_with_it_as_proof(tmp_path: Path) -> N
     assert "bob (player 2)" in summary
 
 
+@pytest.mark.trio
+async def test_a_wrong_secret_ends_the_game_with_it_as_proof(tmp_path: Path) -> None:
+    """Issue 20, item 3: a secret that does not reproduce its sender's signed deal is kept, whole,
+    in the honest side's fault, and the replay verifies as a win naming the audit that failed."""
+    async def script(p: ScriptedPeer) -> None:
+        await p.hello()
+        assert await p.play(stop=lambda peer, step: step == "secret") == "secret"
+        await p.send_env(p.forge("secret", {"secret": bytes(32)}), bad=True)
+        await p.drain()
+
+    run = await run_against(script, tmp_path, honest_settings=HIDDEN, honest_seat=0, limit=60.0)
+    faulted(run, "the audit of the deal", "player 2")
+
+
 async def withholding(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, stop: Any) -> Run:
     """The honest side (player 1) against a peer that plays honestly until ``stop``, then
     keeps the connection alive (pings) but sends nothing more (under a MockClock)."""

@@ -4,12 +4,15 @@ Each test plays honestly for a while through the scripted peer of
 tests/net_harness.py, then does one forbidden thing.  A well-signed message,
 due at its place in the chain, that breaks the rules ends the game with a
 `fault` citing it (PROTOCOL.md §4c): the honest side wins with the proof in
-its replay, which verifies.  Anything else (bytes that are no message, a
-stranger's signature, a message for another place) makes the honest side
-stop with PeerMisbehaved (PeerGone for a closed stream) whose message says
-what the peer did, tell the peer why, and keep a replay that is still a
-valid prefix of the game (``verify_file``: ok=False, "incomplete game",
-"valid through record N") holding no record of the refused message.  An
+its replay, which verifies.  Any other message the peer signed that a player
+may not send (for another place in the chain, another game, a claim against
+us) ends the game with the honest side's claim, saying what the peer did.
+What is not the peer's doing (bytes that are no message, a stranger's
+signature, a message the connection damaged or duplicated) makes the honest
+side stop with PeerMisbehaved or PeerGone whose message says what came, tell
+the peer why, and keep a replay that is still a valid prefix of the game
+(``verify_file``: ok=False, "incomplete game", "valid through record N")
+holding no record of the refused message.  An
 envelope that carries no signature of the peer's (garbage, a bad signature)
 proves nothing about the peer, since anything on the way could have damaged
 it: that is a CorruptedMessage, said without blame.
@@ -38,6 +41,7 @@ from net_harness import (
     Run,
     ScriptedPeer,
     at_step,
+    claimed,
     faulted,
     frame_bytes,
     holds_none_of,
@@ -190,7 +194,7 @@ async def test_non_canonical_encoding(tmp_path: Path) -> None:
         await p.send_env(_non_canonical_seq(p, "action"), bad=True)
 
     run = await misbehave_at(tmp_path, "action", act)
-    refused(run, "canonical", records=seq_of(run))
+    claimed(run, "canonical")
 
 
 async def test_non_canonical_outer_array(tmp_path: Path) -> None:
@@ -201,7 +205,7 @@ async def test_non_canonical_outer_array(tmp_path: Path) -> None:
         await p.send_env(raw, bad=True)
 
     run = await misbehave_at(tmp_path, "ack", act)
-    refused(run, "canonical", records=seq_of(run))
+    claimed(run, "canonical")
 
 
 async def test_bad_signature(tmp_path: Path) -> None:
@@ -230,7 +234,8 @@ async def test_our_own_message_reflected_back(tmp_path: Path) -> None:
         await p.send_env(ours[-1])
 
     run = await misbehave_at(tmp_path, "ack", act)
-    refused(run, "not signed by the peer", records=seq_of(run))
+    # A copy of a message we hold (ours, here) came back: harmless, and not the peer's signature.
+    refused(run, "came again", exc=PeerGone, notice=False, records=seq_of(run))
 
 
 async def test_wrong_game_id(tmp_path: Path) -> None:
@@ -238,7 +243,7 @@ async def test_wrong_game_id(tmp_path: Path) -> None:
         await p.send_env(p.forge("action", p.honest_body("action"), game=os.urandom(32)), bad=True)
 
     run = await misbehave_at(tmp_path, "action", act)
-    refused(run, "wrong game id", records=seq_of(run))
+    claimed(run, "wrong game id")
 
 
 @pytest.mark.parametrize("skip", [1, 1000])
@@ -247,7 +252,7 @@ async def test_wrong_sequence_number(tmp_path: Path, skip: int) -> None:
         await p.send_env(p.forge("action", p.honest_body("action"), seq=p.ref.seq + skip), bad=True)  # type: ignore[union-attr]
 
     run = await misbehave_at(tmp_path, "action", act)
-    refused(run, "sequence number", records=seq_of(run))
+    claimed(run, "sequence number")
 
 
 async def test_broken_hash_chain(tmp_path: Path) -> None:
@@ -255,7 +260,7 @@ async def test_broken_hash_chain(tmp_path: Path) -> None:
         await p.send_env(p.forge("ack", p.honest_body("ack"), prev=bytes(32)), bad=True)
 
     run = await misbehave_at(tmp_path, "ack", act)
-    refused(run, "hash chain", records=seq_of(run))
+    claimed(run, "hash chain")
 
 
 # --- the game ---------------------------------------------------------------------------------
@@ -357,9 +362,9 @@ async def test_equivocation_writes_evidence(tmp_path: Path) -> None:
         await p.drain()
 
     run = await run_against(script, tmp_path, honest_seat=0)
-    message = refused(run, "two different messages")
+    reason = claimed(run, "two different messages")
     assert len(run.evidence) == 1, run.evidence
-    assert str(run.evidence[0]) in message
+    assert run.evidence[0].name in reason
     verdict = check_evidence(run.evidence[0])
     assert verdict.ok, verdict.line()
     assert BOB.fingerprint in verdict.message
@@ -374,7 +379,9 @@ async def test_a_resent_copy_of_an_old_message_is_not_evidence(tmp_path: Path) -
         await p.send_env(mine[-1])
 
     run = await misbehave_at(tmp_path, "action", act)
-    refused(run, "sequence number", records=seq_of(run))
+    # An identical copy of a message we hold changes nothing and proves nothing: the way between
+    # us duplicated it (a relay can), so it is the connection's fault, never the peer's.
+    refused(run, "came again", exc=PeerGone, notice=False, records=seq_of(run))
     assert run.evidence == []
 
 
@@ -463,8 +470,8 @@ async def test_hello_with_a_wrong_sequence_number(tmp_path: Path) -> None:
 async def test_a_peer_cannot_win_by_claiming_our_forfeit(tmp_path: Path, honest_seat: int, step: str) -> None:
     """Issue 9 §1: mid-game, a peer signs a forfeit naming *us* as loser while we are still
     connected and answering.  It is refused as misbehaviour: we never record it (so we never
-    countersign a win by claim), our replay stays a valid prefix, and the game can be resumed
-    or claimed by us as after any hostile message.  (Before the fix the honest side accepted
+    countersign a win by claim), and we claim the game ourselves, saying why (issue 20: the
+    honest side ends with a finished replay).  (Before issue 9's fix the honest side accepted
     it, exited 0 and printed "we forfeited".)"""
 
     async def act(p: ScriptedPeer) -> None:
@@ -473,11 +480,9 @@ async def test_a_peer_cannot_win_by_claiming_our_forfeit(tmp_path: Path, honest_
         await p.send_env(claim)
 
     run = await misbehave_at(tmp_path, step, act, honest_seat=honest_seat)
-    message = refused(run, "forfeit naming us as the loser", "host cheated", records=seq_of(run))
-    assert "only the other's own resignation" in message
+    reason = claimed(run, "forfeit naming us as the loser", "host cheated")
+    assert "only the other's own resignation" in reason
     assert any("only your own resignation" in e for e in run.peer.errors), run.peer.errors
-    v = verify_file(run.replay)
-    assert not v.ok and "incomplete game" in v.error  # a valid prefix, not a finished game
 
 
 async def test_the_peers_own_resignation_is_accepted(tmp_path: Path) -> None:
@@ -519,8 +524,8 @@ async def test_an_action_while_we_are_to_move_is_named_out_of_turn(tmp_path: Pat
     """Issue 9 §4: an action that arrives while the move is ours is reported as out of turn,
     not as a sequence-number error."""
     run = await run_against(_at_our_message("action", lambda p, b: b), tmp_path, honest_seat=0)
-    message = refused(run, "out of turn")
-    assert "sequence number" not in message
+    reason = claimed(run, "out of turn")
+    assert "sequence number" not in reason
 
 
 async def test_a_resignation_that_crosses_our_action_is_a_parting_not_misbehaviour(tmp_path: Path) -> None:
@@ -556,15 +561,17 @@ async def test_no_hang_when_the_peer_floods_pings(tmp_path: Path) -> None:
 
 
 async def test_the_error_notice_is_the_last_thing_the_honest_side_sends(tmp_path: Path) -> None:
-    """After refusing, the honest side hangs up: nothing comes after its error notice."""
+    """After refusing, the honest side hangs up: nothing comes after its error notice but the
+    claim that ends the game (sent as its last message, best effort)."""
 
     async def act(p: ScriptedPeer) -> None:
         await p.send_env(p.forge("action", p.honest_body("action"), seq=p.ref.seq + 1), bad=True)  # type: ignore[union-attr]
 
     run = await misbehave_at(tmp_path, "action", act)
-    refused(run, "sequence number", records=seq_of(run))
+    claimed(run, "sequence number")
     last = run.peer.controls[-1] if run.peer.controls else {}
     assert last.get("t") == "error", run.peer.controls
+    assert [open_envelope(raw).type for raw in run.peer.late] == ["forfeit"]
 
 
 

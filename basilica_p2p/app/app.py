@@ -206,6 +206,8 @@ class BasilicaApp(App[None]):
         self._draw()
         if snap.result and not (old is not None and old.result):  # how the game ended, once
             self.notify(snap.result, title="Game over", timeout=30)
+        if snap.away and not (old is not None and old.away):  # the other side went away, once a time
+            self.notify(snap.away, title="The other side has gone", timeout=10)
         if len(snap.scorings) > self._scorings_seen:  # a new scoring: shown until dismissed
             self._scorings_seen = len(snap.scorings)
             self._open_scorings()
@@ -254,7 +256,7 @@ class BasilicaApp(App[None]):
             return
         obs = snap.view
         if obs is not None:
-            line = status_line(obs, snap.names)
+            line = snap.away or status_line(obs, snap.names)
             self.query_one("#status-text", Static).update(line)
             self.query_one(Track).show(obs)
             self.query_one(Players).show(obs, snap.names)

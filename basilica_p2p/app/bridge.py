@@ -24,7 +24,7 @@ from ..agent import AgentBase, Decision, Resign, TakeBack, Traits
 from ..engine import Manifest, Observation, format_action
 from ..narration import CLEAN_UP as CLEAN_UP_TEXT
 from ..narration import LineKind, Narrator, names_shown
-from ..seat import Ask, ClocksChanged as SeatClocks, GameStarted, MoveApplied, Scored, SeatEvent, TakenBack
+from ..seat import Ask, ClocksChanged as SeatClocks, GameStarted, GameOver, MoveApplied, PeerAway, PeerBack, Scored, SeatEvent, TakenBack
 from .model import Entry, Scoring, Snapshot
 
 
@@ -78,6 +78,7 @@ class AppPlayer(AgentBase):
         self.stopper: Any = None  # set by a network game: stops it without a forfeit
         self.begun = threading.Event()  # a game has begun: the app may take the terminal
         self._asking: Sequence[str] = ()  # the decision waiting for an answer, if any
+        self._away = ""  # while the other side of a network game is away: the latest word of the wait
         self._clocks: Any = None  # the last ClockView, and when it came (time.monotonic())
         self._clocks_at = 0.0
 
@@ -105,7 +106,7 @@ class AppPlayer(AgentBase):
             ply = len(view.history) if view is not None else 0
             return Snapshot(self.names, self.seat, view, tuple(self._entries), tuple(s for s, _ in self._scorings),
                             tuple(legal), tuple(self._notes.values()) if legal else (), waiting, result,
-                            bool(legal) and self.undo and any(p < ply for p in self._decided))
+                            bool(legal) and self.undo and any(p < ply for p in self._decided), self._away)
 
     def _post(self, legal: Sequence[str] = ()) -> None:
         if self.app is not None:
@@ -134,6 +135,10 @@ class AppPlayer(AgentBase):
             if isinstance(event, MoveApplied) and event.turn != self._notes_turn:
                 self._notes, self._notes_turn = {}, event.turn
             lines = self._narrator.tell(event)
+            if isinstance(event, PeerAway):
+                self._away = lines[-1].text if lines else ""
+            elif isinstance(event, (PeerBack, GameOver)):
+                self._away = ""
             if isinstance(event, Scored):
                 # Scoring results are public: kept, to be read again (s, and the panel).
                 self._scorings.append((Scoring(event.number, event.turn, tuple(line.text for line in lines
@@ -146,7 +151,7 @@ class AppPlayer(AgentBase):
                 self.view = view
         if isinstance(event, GameStarted):
             self.begun.set()  # set up: the app may take the terminal and show the board
-        self._post()
+        self._post(self._asking)  # told while we decide (the other side went away): still deciding
 
     def _time_left(self) -> float | None:
         """Seconds our running clock has left, by this machine's clock; None without one running."""

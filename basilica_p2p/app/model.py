@@ -55,6 +55,7 @@ class Snapshot:
     waiting: str = ""
     result: str = ""
     can_undo: bool = False
+    away: str = ""  # a network game whose other side has gone: the wait, counted down
 
     @property
     def deciding(self) -> bool:

@@ -535,19 +535,41 @@ async def _accept(conn: Connection, side: Side, raw: bytes, lag: float) -> tuple
             # Signed proof that the peer broke the rules: the game ends here, won by it.
             await conn.tell_error(f"{got.notice}: the game is recorded as your loss, with that message as proof")
             return await _record_final(conn, side, fault)
+    if isinstance(got, SeatRefused) and raw in side.records:
+        # A copy of a message we hold, come again: the way between us duplicated it (a peer
+        # that means harm gains nothing by it), so it is the connection's fault, not the peer's.
+        raise CorruptedMessage(f"a copy of message {side.records.index(raw)} came again: the connection "
+                               "duplicated it; not counted against the peer")
     if isinstance(got, SeatRefused):
         await conn.tell_error(got.notice)
-        if got.kind is Refusal.EQUIVOCATION:
-            assert got.evidence is not None
-            path = write_evidence(side, *got.evidence)
-            raise PeerMisbehaved(f"{got.reason}; evidence in {path}")
         if got.kind is Refusal.CROSSED:
             raise Refused(got.reason)
-        raise PeerMisbehaved(got.reason)
+        why = got.reason
+        if got.kind is Refusal.EQUIVOCATION:
+            assert got.evidence is not None
+            why = f"{got.reason}; evidence in {write_evidence(side, *got.evidence).name}"
+        if got.kind is not Refusal.NOT_PEER:
+            # The peer's own signature is on what it sent, and it is no message a player may send
+            # here: it stopped playing by the rules.  No message of ours can prove it (a fault can
+            # cite only the message due), so we claim the game, saying why.
+            claim = _claim(seat, f"stopped playing by the rules: {why}")
+            if claim is not None:
+                return await _record_final(conn, side, claim)
+        raise PeerMisbehaved(why)
     # Recorded now; made durable by the fsync of our next own record, which comes before
     # anything we send in answer (so before we acknowledge it).
     side.record(raw, sync=False)
     return got.events
+
+
+def _claim(seat: Seat, reason: str) -> Outgoing | None:
+    """Our claim that the peer forfeits, for ``reason`` (cut to the 200 characters a forfeit
+    holds); None where no forfeit may stand (after the board decided: only results follow)."""
+    text = printable(reason, 200)
+    try:
+        return seat.claim_forfeit(text if len(text) <= 200 else text[:199] + "…")
+    except OwnMessageRefused:
+        return None
 
 
 def _fault(seat: Seat, cited: bytes) -> Outgoing | None:

@@ -391,7 +391,7 @@ class Seat:
                 return Refused(Refusal.INVALID, f"the peer sent an invalid message: {e}",
                                f"rejected message {ref.seq}: {e}", detail=str(e))
         if self.me is not None and not known:
-            refused = self._live_checks(env, ours_ok)
+            refused = self._live_checks(env, ours_ok, now)
             if refused is not None:
                 return refused
         c = self.clocks
@@ -420,7 +420,7 @@ class Seat:
                 and env.sender == self.spec.players[1 - me] and env.game == self.spec.game
                 and env.seq == ref.seq and env.prev == ref.prev and env.type != StepKind.FAULT)
 
-    def _live_checks(self, env: Envelope, ours_ok: bool) -> Refused | None:
+    def _live_checks(self, env: Envelope, ours_ok: bool, now: float) -> Refused | None:
         """What a live side refuses that a verifier would not see: equivocation, messages out of
         turn, takebacks between peers, a stranger's signature, a forfeit declaring that we lost."""
         ref, me = self.referee, self.me
@@ -460,7 +460,7 @@ class Seat:
             return Refused(Refusal.NOT_PEER, f"message {env.seq} is not signed by the peer's key",
                            f"message {env.seq} is not signed by you")
         if env.sender != players[me] and env.body.get("loser") == me + 1 and (
-                env.type == StepKind.FAULT or env.type == StepKind.TIMEOUT and not self._flag_fell()):
+                env.type == StepKind.FAULT or env.type == StepKind.TIMEOUT and not self._flag_fell(now)):
             # A claim against us, which the rules do not oblige us to accept: a fault we did not
             # see ourselves commit, or a claim on time while our own clock says our time is not
             # up (at a resume, too).  We never countersign it by recording it.
@@ -479,9 +479,13 @@ class Seat:
                            "refused: your forfeit names us as the loser; only your own resignation is accepted")
         return None
 
-    def _flag_fell(self) -> bool:
-        """Our own clock ran out, by our own measure: the peer's claim on time is then ours too."""
-        return self.clocks is not None and self.clocks.flagged == self.me
+    def _flag_fell(self, now: float) -> bool:
+        """Our own clock ran out by ``now``, by our own measure (a resumed side charges its time
+        away to it): the peer's claim on time is then ours too."""
+        c = self.clocks
+        if c is None:
+            return False
+        return c.flagged == self.me or c.running == self.me and now >= c.deadline()
 
     def _names_us(self, env: Envelope) -> bool:
         """A forfeit naming us as loser that the rules do not oblige us to accept.  The one
