@@ -199,3 +199,16 @@ def test_a_box_of_63_classes_of_two_deals_a_whole_game_face_down(tmp_path: Path)
                         progress=False)
     (game,) = summary.games
     assert not game.end.startswith("forfeit"), game.end
+
+
+def test_the_largest_deal_message_still_fits_inside_a_fault_that_cites_it() -> None:
+    """Issue 20: a false deal step is cited whole in the other side's fault (PROTOCOL.md §4c), so
+    the largest deal envelope a box may need, wrapped in a fault at the largest seq, is still one
+    message of at most 64 KiB."""
+    longest = "tiles/STAINED_GLASS.12.f.c"
+    ids = ["faces"] + [longest] * (MAX_DECKS - 1)
+    per = [MAX_BOX_CARDS // len(ids) + (k < MAX_BOX_CARDS % len(ids)) for k in range(len(ids))]
+    body = {"decks": [{"deck": d, "cards": [bytes(32)] * m, "keys": [bytes(32)] * m} for d, m in zip(ids, per)]}
+    cited = seal(ALICE.key, GAME_ID, MAX_SEQ, GENESIS, "deal", body).raw
+    fault = seal(ALICE.key, GAME_ID, MAX_SEQ, GENESIS, "fault", {"loser": 2, "message": cited})
+    assert len(fault.raw) <= MAX_MESSAGE, len(fault.raw)
