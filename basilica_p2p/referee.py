@@ -10,6 +10,11 @@ engine, every acknowledged state hash, and the final result.  The first
 problem raises :class:`ProtocolError`; every step checks before it changes
 anything (the engine's apply is itself all-or-nothing), so the referee's
 state is then left as it was before that envelope.
+
+It is one module, longer than most, because it is one state machine: the
+handshake, the moves, the clocks, takebacks, the hidden deal's rounds and
+secrets, forfeits and faults all read and move the same "what comes next"
+(``_step``, ``_who``); split apart, each part would reach into the others'.
 """
 
 from __future__ import annotations

@@ -27,20 +27,8 @@ from ..identity import Identity
 from ..wire import open_envelope
 from .framing import PeerClosed
 from .rejoin import Rendezvous, reach
-from .session import (
-    Connection,
-    GameReport,
-    PeerGone,
-    Presence,
-    Side,
-    Timeouts,
-    Watch,
-    claim_absence,
-    continue_game,
-    forget_session,
-    resume_exchange,
-    side_from_replay,
-)
+from .presence import Presence, claim_absence, resume_exchange
+from .session import Connection, GameReport, PeerGone, Side, Timeouts, Watch, continue_game, forget_session, side_from_replay
 
 __all__ = ["Rendezvous", "resume"]
 

@@ -7,9 +7,10 @@ peer's, we read it, the seat checks and takes it, we append it, and answer
 in the next round.  So each replay always holds a valid prefix of the game,
 whatever the network or the peer does, and both end up with the same
 records.  This module holds the play loop of a network game: deadlines per
-decision, the lag allowance and claims, choosing ahead, refusals and their
-evidence, resuming; the protocol itself is the seat's, the handshake is in
-net/handshake.py, the frames' rules in net/connection.py.
+decision, the lag allowance and claims, choosing ahead, refusals, faults and
+their evidence; the protocol itself is the seat's, the handshake is in
+net/handshake.py, the frames' rules in net/connection.py, the wait for a peer
+that went away in net/presence.py.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ import trio
 
 from ..agent import Agent, Decision, Resign, TakeBack, as_agent
 from ..bots.external import NETWORK_SHARE
-from ..clock import DEFAULT_WINDOW, Limits, TimeControl
+from ..clock import Limits, TimeControl
 from ..engine import Action, Game
 from ..identity import Identity
 from ..referee import GameSpec, Outcome
@@ -32,8 +33,6 @@ from ..seat import (
     Late,
     Outgoing,
     OwnMessageRefused,
-    PeerAway,
-    PeerBack,
     Refusal,
     Seat,
     SeatEvent,
@@ -58,11 +57,19 @@ from .connection import (
     SessionError,
     Timeouts,
 )
-from .framing import PeerClosed, PeerTimeout, close_quietly
+from .framing import PeerClosed, PeerTimeout
 from .handshake import Settings, differences, handshake, hello_body
 from .ledger import GameLedger
 from .peers import KnownPeers
-from .rejoin import Reach, Rendezvous, reach
+from .presence import (
+    Presence,
+    away_while_deciding,
+    claim_absence,
+    forfeit_by_absence,
+    presence_of,
+    resume_exchange,
+    wait_for_return,
+)
 from .side import (
     Prefetch,
     Side,
@@ -85,41 +92,6 @@ MAX_LAG = 2.0
 # claim.  The person who decides is warned WARNING seconds before, and so is the one who waits.
 GRACE = MAX_LAG + 3.0
 WARNING = 60.0
-COUNTDOWN = 10.0  # seconds between the reminders while the other side is away
-
-
-@dataclass(frozen=True)
-class Presence:
-    """How this side waits for the other to come back after a break: the side that stays wins.
-
-    ``reach(until)`` meets the other side again (net/rejoin.py) and gives a stream that proved
-    to be it, or None once ``until`` (trio time) came.  ``window``: seconds it has to come back,
-    for a game of protocol 1 or 2, which agreed none (protocol 3 games use their own).
-    """
-
-    reach: Reach
-    window: float | None = None
-
-    def seconds(self, spec: GameSpec) -> float:
-        if spec.limits is not None:
-            return float(spec.limits.window)
-        return self.window if self.window is not None else float(DEFAULT_WINDOW)
-
-
-def presence_of(side: Side, timeouts: Timeouts, log: Callable[[str], None] = lambda s: None,
-                window: float | None = None) -> Presence | None:
-    """Where and how this side meets the other again, from what its session file keeps (the role,
-    the address, a relay); None for a side that keeps no session file (it cannot resume)."""
-    if side.sidecar is None:
-        return None
-    try:
-        where = Rendezvous.from_info(side.info)
-    except ValueError:
-        return None
-    seat = side.seat
-    assert seat.me is not None and seat.identity is not None
-    return Presence(reach(where, seat.identity, seat.spec.players[1 - seat.me], seat.spec.game, timeouts.frame, log),
-                    window)
 
 
 @dataclass
@@ -290,7 +262,7 @@ async def _play(conn: Connection, agent: Agent, side: Side, log: Callable[[str],
         except PeerGone as e:
             if isinstance(e, PeerRefused) or presence is None:
                 raise
-            going = await _wait_for_return(conn, side, presence, log, told, str(e))
+            going = await wait_for_return(conn, side, presence, log, told, str(e))
         if not going:
             return
 
@@ -424,77 +396,6 @@ async def _take_peers(conn: Connection, side: Side, step: Step, timed: bool, log
         conn._sent_at = None
     told(got)
     return True
-
-
-async def _wait_for_return(conn: Connection, side: Side, presence: Presence, log: Callable[[str], None],
-                           told: _Teller, why: str) -> bool:
-    """The peer has gone: wait for it to come back within the window, counting down.  True once
-    it is back (the records exchanged, the connection replaced); False once the window is over
-    and our claim is recorded: the game is won by its absence.
-
-    The window is for the whole of one message's wait: a peer that comes back and goes again
-    without the game moving on has only what is left of it (so it cannot stall for ever)."""
-    seat = side.seat
-    assert seat.me is not None
-    name = printable(seat.spec.names[1 - seat.me], 64)
-    window = presence.seconds(seat.spec)
-    seq = seat.referee.seq
-    used = side.away[1] if side.away is not None and side.away[0] == seq else 0.0
-    start = trio.current_time()
-    until = start + max(0.0, window - used)
-    await close_quietly(conn.framed)  # a peer that stalls on an open stream must notice we left
-    conn.left = True
-    told((PeerAway(name, until - start, first=True, why=why),))
-    log(f"{name} has gone ({why}): waiting up to {until - start:.0f} s for them to come back")
-    async with trio.open_nursery() as nursery:
-        async def remind() -> None:
-            while True:
-                await trio.sleep(COUNTDOWN)
-                left = until - trio.current_time()
-                if left > 0.5:
-                    told((PeerAway(name, left),))
-
-        nursery.start_soon(remind)
-        framed = await presence.reach(until)
-        nursery.cancel_scope.cancel()
-    side.away = (seq, used + trio.current_time() - start)
-    if framed is None:
-        await claim_absence(side, window, name, log, told)
-        return False
-    await conn.replace(framed)
-    await resume_exchange(conn, side, log)
-    told((PeerBack(name),))
-    log(f"{name} is back")
-    return True
-
-
-async def claim_absence(side: Side, window: float, name: str, log: Callable[[str], None],
-                        told: Callable[[tuple[SeatEvent, ...]], None] = lambda events: None) -> None:
-    """The window is over: our signed claim that the peer did not come back ends the game."""
-    seat = side.seat
-    game = seat.game
-    if game is not None and game.over and seat.due().kind is not StepKind.SECRET:
-        # (A hidden deal's missing secret is an absence like any other: claimed below.)
-        raise PeerGone(f"{name} did not come back; the game ended on the board but its signed result "
-                       "is missing, so the replay stays incomplete")
-    told(forfeit_by_absence(side, window))
-    log(f"{name} did not come back within {window:g} s: the game is recorded as won by their absence")
-
-
-def forfeit_by_absence(side: Side, window: float) -> tuple[SeatEvent, ...]:
-    """Record our claim that the peer did not come back within ``window`` seconds; its events."""
-    seat = side.seat
-    assert seat.me is not None
-    if seat.due() == Step(StepKind.ACK, seat.me):
-        # Our acknowledgement was lost with its unsynced tail, but the peer may hold it: sign it
-        # again (deterministic: the very same bytes) rather than a forfeit at its place, which
-        # would be two different messages of ours for one sequence number.
-        ack = seat.make()
-        assert not isinstance(ack, Late)
-        side.record(ack.envelope.raw)
-    claim = seat.claim_forfeit(f"did not come back within {window:g} s")
-    side.record(claim.envelope.raw)
-    return claim.events
 
 
 def _start_prefetch(conn: Connection, agent: Agent, side: Side) -> None:
@@ -655,7 +556,7 @@ async def _ask(conn: Connection, agent: Agent, side: Side, ask: Ask, log: Callab
             if limit_at is not None and limit is not None and limit > 2 * WARNING:
                 nursery.start_soon(_warn_at, limit_at - WARNING, told, seat.me)
             if presence is not None:
-                nursery.start_soon(_away_while_deciding, conn, side, presence, log, told, scope)
+                nursery.start_soon(away_while_deciding, conn, side, presence, log, told, scope)
             else:
                 conn.deciding = scope
             try:
@@ -682,24 +583,6 @@ async def _warn_at(when: float, told: _Teller, who: int) -> None:
     told((TimeWarning(who, WARNING),))
 
 
-async def _away_while_deciding(conn: Connection, side: Side, presence: Presence, log: Callable[[str], None],
-                               told: _Teller, deciding: trio.CancelScope) -> None:
-    """While our person decides nobody reads the connection; a keepalive that fails says the peer
-    has gone, and we wait for it meanwhile (the person goes on deciding).  If the window ends
-    first, our claim ends the game and the decision is no longer asked for."""
-    while True:
-        await conn.lost.wait()
-        side.waiting_for_return = trio.Event()
-        try:
-            back = await _wait_for_return(conn, side, presence, log, told, "the connection broke")
-        finally:
-            side.waiting_for_return.set()
-            side.waiting_for_return = None
-        if not back:
-            deciding.cancel()
-            return
-
-
 def write_evidence(side: Side, a: bytes, b: bytes) -> Path:
     """Two different envelopes signed by one key for one sequence number, as a
     ``basilica-evidence/2`` proof next to the replay (a new file: never through a link)."""
@@ -716,42 +599,6 @@ def write_evidence(side: Side, a: bytes, b: bytes) -> Path:
         except FileExistsError:
             continue
     raise SessionError(f"cannot write the evidence next to {side.writer.path}: too many evidence files")
-
-
-async def resume_exchange(conn: Connection, side: Side, log: Callable[[str], None]) -> None:
-    """After reconnecting: say how many messages we hold, learn the peer's, resend what it lacks.
-
-    Both replays are prefixes of one chain, so the side that holds more
-    holds everything the other has; what it resends comes from its file,
-    byte for byte, never made again.  That may include the other side's own
-    acknowledgements, sent before they were fsynced (see ``_send_own``).  What
-    the peer resends comes in through the normal checks of the play loop.
-    """
-    import hashlib
-
-    game = side.seat.spec.game
-    have = len(side.records)
-    tip = hashlib.sha256(side.records[-1]).digest()
-    await conn.framed.send_control("resume", game=game, have=have, tip=tip)
-    msg = await conn.receive_resume(trio.current_time() + conn.timeouts.handshake)
-    if msg["game"] != game:
-        await conn.tell_error("that is another game")
-        raise Refused("the peer that reconnected is playing another game")
-    theirs = msg["have"]
-    if not isinstance(theirs, int) or isinstance(theirs, bool) or theirs < 2:
-        raise PeerMisbehaved("the peer's resume notice is malformed")
-    if theirs == have and msg["tip"] != tip:
-        # Same length, different last message (e.g. a move-time forfeit that crossed
-        # an action in flight): the two records have parted and cannot be joined.
-        await conn.tell_error(f"our records differ at message {have - 1}")
-        raise Refused(f"the two sides' records differ at message {have - 1}: the game cannot go on; "
-                      "both replays stay valid up to the message before")
-    log(f"resuming game {game.hex()[:16]}: we hold {have} messages, the peer {theirs}")
-    side.resent = max(0, theirs - have)
-    for raw in side.records[theirs:]:
-        await conn.send_envelope(raw)
-
-
 
 
 __all__ = [
