@@ -121,3 +121,73 @@ def test_a_side_away_longer_than_the_window_claims_nothing_when_it_comes_back_al
     assert any("longer than the agreed 120 s" in line for line in said), said
     v = verify_file(path)
     assert not v.ok and "incomplete game" in v.error, v.line()
+
+
+def test_a_stranger_first_at_resume_learns_nothing_ends_nothing_and_the_game_goes_on(tmp_path: Path) -> None:
+    """Item 7: both sides stopped and run 'basilica resume'; before the joiner dials, a stranger
+    connects to the host's port and sends four bytes, then another connects and says nothing.
+    The host tells neither anything (not even the game id), drops them, and the joiner, when it
+    comes, proves itself and the game goes on to its end on both sides."""
+    from net_harness import Fault
+    from test_net_session import config, with_resume
+
+    s = replace(DEFAULT)
+    h, j = with_resume(config(ALICE, s, tmp_path / "h"), "host"), with_resume(config(BOB, s, tmp_path / "j", seed=5), "join")
+    h.presence = j.presence = lambda side: None  # both stop at the break, as after a crash
+
+    async def cut() -> Any:
+        return await host_and_join(h, j, fault=Fault(direction=1, drop_after=3000))
+
+    pair = trio.run(cut)
+    assert not isinstance(pair.host, list) and not isinstance(pair.join, list)
+    (rh,) = (tmp_path / "h").glob("*.replay")
+    (rj,) = (tmp_path / "j").glob("*.replay")
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    out: dict[str, Any] = {}
+    heard: list[bytes] = []
+    said: list[str] = []
+
+    async def stranger(data: bytes) -> None:
+        while True:
+            try:
+                stream = await trio.open_tcp_stream("127.0.0.1", port)
+                break
+            except OSError:
+                await trio.sleep(0.05)
+        if data:
+            await stream.send_all(data)
+        with trio.move_on_after(1):  # what the host says to a stranger: its nonce, nothing of the game
+            try:
+                while chunk := await stream.receive_some(65536):
+                    heard.append(chunk)
+            except trio.BrokenResourceError:
+                pass
+        await stream.aclose()
+
+    async def both() -> None:
+        with trio.fail_after(60):
+            async with trio.open_nursery() as nursery:
+                async def host_side() -> None:
+                    out["h"] = await resume(rh, ALICE, known_manifests(), RandomBot(9),
+                                            Rendezvous(True, "127.0.0.1", port), FAST, log=said.append)
+                nursery.start_soon(host_side)
+                await stranger(b"\x00\x00\x00\x04")
+                await stranger(b"")
+                out["j"] = await resume(rj, BOB, known_manifests(), RandomBot(8), Rendezvous(False, "127.0.0.1", port),
+                                        FAST)
+
+    trio.run(both)
+    assert out["h"].outcome == out["j"].outcome and out["h"].outcome.end != "forfeit"
+    assert rh.read_bytes() == rj.read_bytes() and verify_file(rh).ok
+    assert b"".join(heard)  # it heard something: a nonce
+    game = read_game_id(rh)
+    assert game not in b"".join(heard)  # ... and nothing of the game
+    assert sum("did not prove to be the other player" in line for line in said) == 2, said
+
+
+def read_game_id(path: Path) -> bytes:
+    from basilica_p2p.replay.file import read_replay
+
+    return read_replay(path).header.game
