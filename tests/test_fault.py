@@ -176,3 +176,21 @@ def test_files_that_part_at_a_fault_prove_that_the_cited_signer_took_its_message
     proof = tmp_path / "proof.evidence"
     proof.write_bytes(fork.evidence())
     assert check_evidence(proof).ok
+
+
+def test_the_fault_vector_verifies_as_a_win_by_proof_and_its_cited_message_is_what_the_readme_says() -> None:
+    """protocol/vectors/fault.replay (tests/test_vectors.py checks its bytes against a fresh build)."""
+    from basilica_p2p.replay.file import read_replay
+    from basilica_p2p.wire.vectors import FAULT_ACTION, FAULT_GAME_ID
+
+    path = Path(__file__).parent.parent / "protocol" / "vectors" / "fault.replay"
+    replay = read_replay(path)
+    assert replay.header.protocol == 3 and replay.header.limits == Limits(120, 600)
+    assert replay.header.game == FAULT_GAME_ID
+    last = open_envelope(replay.records[-1])
+    cited = open_envelope(last.body["message"])
+    assert (last.type, last.body["loser"], cited.type, cited.body["action"]) == ("fault", 2, "action", FAULT_ACTION)
+    assert (cited.seq, cited.prev) == (last.seq, last.prev)
+    v = verify_file(path)
+    assert v.ok and v.outcome is not None and v.outcome.end == END_FAULT and v.outcome.winner == 0
+    assert f"at record {last.seq + 1}" in v.summary()

@@ -19,10 +19,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..agent import Agent, Resign, TakeBack, as_agent
-from ..clock import TimeClaim, TimeControl
+from ..clock import Limits, TimeClaim, TimeControl
 from ..engine import Game, Manifest, Options
 from ..identity import Identity
-from ..referee import HIDDEN_DEAL, GameSpec, Outcome, protocol_of
+from ..referee import HIDDEN_DEAL, GameSpec, Outcome
 from ..seat import (
     ClocksChanged,
     Late,
@@ -36,13 +36,6 @@ from ..seat import (
 )
 from ..wire import SHUFFLE_SCHEME, new_nonce
 from .file import Header, ReplayWriter
-
-def make_header(game: bytes, players: tuple[Identity, Identity], options: Options, manifest: Manifest,
-                shuffle: str = SHUFFLE_SCHEME, clock: TimeControl | None = None) -> Header:
-    return Header(options.ruleset.value, options.festum, options.festum_removal, bytes.fromhex(manifest.hash), game,
-                  ((players[0].public, players[0].name), (players[1].public, players[1].name)),
-                  protocol=protocol_of(clock, None), shuffle=shuffle, clock=clock)
-
 
 @dataclass(frozen=True)
 class Forfeit:
@@ -81,6 +74,7 @@ def play_both_seats(
     *,
     shuffle: str = SHUFFLE_SCHEME,
     clock: TimeControl | None = None,
+    limits: Limits | None = None,
     now: Callable[[], float] = time.monotonic,
     game_id: bytes | None = None,
     secrets: tuple[SeatSecrets, SeatSecrets] | None = None,
@@ -98,6 +92,7 @@ def play_both_seats(
     resigns, and why, when Ctrl-C stops the game (a person's, in ``basilica
     play``); the replay then still ends as a finished game.
 
+    ``limits`` make it a game of protocol 3, as a network game is (the vectors' fault.replay).
     With a ``clock`` each side's thinking is timed by ``now`` (seconds); a side
     whose decision came after its clock ran out loses on time, the other side
     signing the claim.  An agent may answer a :class:`~basilica_p2p.agent.TakeBack`:
@@ -111,7 +106,7 @@ def play_both_seats(
         raise ValueError(f"a local game with a clock is dealt by {SHUFFLE_SCHEME}, not {shuffle}")
     game = game_id if game_id is not None else os.urandom(32)
     spec = GameSpec(game, (players[0].public, players[1].public), (players[0].name, players[1].name), options,
-                    manifest, shuffle, clock)
+                    manifest, shuffle, clock, limits)
     chosen = secrets if secrets is not None else (SeatSecrets(), SeatSecrets())
     # A seat draws its commit nonce and deal secret from the operating system unless they are
     # given; the salts of secret Jester choices come from ``salts``, in the order they are made.
@@ -119,7 +114,7 @@ def play_both_seats(
                        takebacks=shuffle == SHUFFLE_SCHEME) for i in (0, 1))
     table = _Table(seats, (as_agent(agents[0]), as_agent(agents[1])), now if clock is not None else None, watch)
     try:
-        with ReplayWriter.create(path, make_header(game, players, options, manifest, shuffle, clock)) as out:
+        with ReplayWriter.create(path, Header.of(spec)) as out:
             table.writer = out
             return table.play(manifest)
     except KeyboardInterrupt:
@@ -270,13 +265,14 @@ def play_recorded(
     deal_secrets: tuple[bytes, bytes] | None = None,
     clock: TimeControl | None = None,
     now: Callable[[], float] = time.monotonic,
+    limits: Limits | None = None,
 ) -> Game:
     """:func:`play_both_seats` for bots and fixed secrets, as tests, samples and vectors use it:
     returns the final game."""
     secrets = (SeatSecrets(nonces[0] if nonces else b"", None, deal_secrets[0] if deal_secrets else b""),
                SeatSecrets(nonces[1] if nonces else b"", None, deal_secrets[1] if deal_secrets else b""))
-    return play_both_seats(path, manifest, options, players, bots, shuffle=shuffle, clock=clock, now=now,
-                      game_id=game_id, secrets=secrets, salts=salts).game
+    return play_both_seats(path, manifest, options, players, bots, shuffle=shuffle, clock=clock, limits=limits,
+                           now=now, game_id=game_id, secrets=secrets, salts=salts).game
 
 
-__all__ = ["Forfeit", "Played", "make_header", "play_both_seats", "play_recorded", "resign_in_file"]
+__all__ = ["Forfeit", "Played", "play_both_seats", "play_recorded", "resign_in_file"]

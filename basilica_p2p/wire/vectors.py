@@ -26,7 +26,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from ..agent import AgentBase, BotAgent, Decision, TakeBack
 from ..bots.random_bot import RandomBot
-from ..clock import TimeControl
+from ..clock import Limits, TimeControl
 from ..engine import Game, Options, default_manifest, format_action, observe
 from ..engine.manifest import parse_manifest
 from ..vectorfiles import emit
@@ -53,7 +53,7 @@ JESTER_PLY, JESTER_ACTION, JESTER_SALT = 7, "J:c2=G", bytes([0xC3]) * 32
 STATE_PLIES = 5
 
 FILES = ("commit-reveal.json", "envelope.json", "state-hash.json", "small.replay", "manifest.json", "text.json",
-         "clock.replay", *HIDDEN_FILES)
+         "clock.replay", "fault.replay", *HIDDEN_FILES)
 # clock.replay (protocol 2): small.replay's inputs with a 1+0 clock read from a counter
 # (each read CLOCK_STEP seconds after the one before), player 1 taking back once at its
 # TAKEBACK_AT-th decision; the game ends on time.
@@ -61,6 +61,10 @@ CLOCK_MINUTES, CLOCK_STEP, TAKEBACK_AT = 1, 1.5, 4
 # Its own game id: a key never signs two hellos for one game (PROTOCOL.md §9), and
 # 'basilica verify protocol/vectors/*' would rightly call two such histories cheating.
 CLOCK_GAME_ID = bytes(range(32, 64))
+# fault.replay (protocol 3): small.replay's inputs with the default limits and its own game id;
+# player 2 signs an illegal action at its FAULT_AT-th decision, and player 1's fault cites it.
+FAULT_GAME_ID = bytes(range(64, 96))
+FAULT_AT, FAULT_ACTION = 3, "V1:a99"
 
 # Manifest inputs for the hash (protocol/MANIFEST.md "Hash"), as JSON texts.
 # The first two differ only in what is not hashed or is a default written
@@ -289,6 +293,39 @@ def clock_replay() -> bytes:
         return path.read_bytes()
 
 
+def fault_replay() -> bytes:
+    """A protocol-3 replay: limits in the hellos and the header, and a fault that ends the game,
+    citing player 2's signed illegal action whole (PROTOCOL.md §4c)."""
+    from ..referee import GameSpec
+    from ..replay.file import Header, ReplayWriter, read_replay
+    from ..seat import Refused, Seat
+    from .envelope import seal
+
+    p1, p2 = identities()
+    with tempfile.TemporaryDirectory() as tmp:
+        whole, cut_file = Path(tmp) / "whole.replay", Path(tmp) / "fault.replay"
+        play_recorded(whole, default_manifest(), Options(), (p1, p2), bots(), NONCES, FAULT_GAME_ID,
+                      counter_salts(), limits=Limits())
+        replay = read_replay(whole)
+        envs = [open_envelope(raw) for raw in replay.records]
+        cut = [i for i, e in enumerate(envs) if e.type == "action" and e.sender == p2.public][FAULT_AT - 1]
+        h = replay.header
+        spec = GameSpec(h.game, (p1.public, p2.public), NAMES, Options(), default_manifest(), h.shuffle, h.clock,
+                        h.limits)
+        seat = Seat(spec, p1, entropy=bytes)  # it draws nothing: its secrets are in the records it reads
+        for env in envs[:cut]:
+            seat.receive(env, known=True)
+        bad = seal(p2.key, h.game, cut, envs[cut - 1].hash, "action",
+                   {"ply": envs[cut].body["ply"], "action": FAULT_ACTION})
+        got = seat.receive(bad)
+        assert isinstance(got, Refused) and got.citable == bad.raw, got
+        seat.claim_fault(got.citable)
+        with ReplayWriter.create(cut_file, Header.of(spec)) as w:
+            for raw in seat.records:
+                w.append(raw)
+        return cut_file.read_bytes()
+
+
 def manifest_hashes() -> dict[str, Any]:
     def entry(m: Any) -> dict[str, Any]:
         canonical = msgpack.packb(m.canonical(), use_bin_type=True)
@@ -330,6 +367,7 @@ def build_vectors() -> dict[str, bytes]:
         "manifest.json": _json(manifest_hashes()),
         "text.json": _json(text_rule()),
         "clock.replay": clock_replay(),
+        "fault.replay": fault_replay(),
         **build_hidden(),  # the hidden deal in a game: hidden.replay, hidden-six.replay, deal-game.json
     }
 
