@@ -21,7 +21,7 @@ raises or answers an illegal action resigns: its failure is the value
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
@@ -72,6 +72,7 @@ class Traits:
 
     blocking: bool = False
     takes_back: bool = False
+    chats: bool = False  # a person who may read and write chat in a network game (bots ignore it)
 
 
 class Agent(Protocol):
@@ -85,6 +86,8 @@ class Agent(Protocol):
     def observe(self, event: SeatEvent) -> None: ...
 
     def limit_time(self, seconds: float) -> None: ...
+
+    def open_chat(self, say: Callable[[str], str | None]) -> None: ...
 
     def close(self) -> None: ...
 
@@ -103,6 +106,10 @@ class AgentBase:
 
     def limit_time(self, seconds: float) -> None:
         pass
+
+    def open_chat(self, say: Callable[[str], str | None]) -> None:
+        """A network game where the agent ``traits.chats``: ``say`` (callable from any thread)
+        sends a line, returning None, or why it cannot in one line (PROTOCOL.md §4d)."""
 
     def close(self) -> None:
         pass

@@ -20,6 +20,7 @@ from .engine import actions as A
 from .engine.observation import OrderFace
 from .referee import END_FAULT, END_FORFEIT, END_TIME, Outcome
 from .seat import (
+    ChatSaid,
     ClocksChanged,
     GameOver,
     GameStarted,
@@ -46,6 +47,7 @@ class LineKind(str, Enum):
     SCORING = "scoring"  # a scoring's headline
     DETAIL = "detail"  # a scoring's areas, the clean-up, the figures of a claim
     RESULT = "result"  # how the game ended
+    CHAT = "chat"  # a line of chat, ours or the other player's
 
 
 @dataclass(frozen=True)
@@ -103,6 +105,8 @@ class Narrator:
             return self._over(event.outcome)
         if isinstance(event, (PeerAway, PeerBack, TimeWarning)):
             return [self._line(presence_words(event, self.names, self.seat), LineKind.NOTE)]
+        if isinstance(event, ChatSaid):
+            return [self._line(chat_words(event, self.names, self.seat), LineKind.CHAT)]
         return []
 
     def _started(self, event: GameStarted) -> list[Line]:
@@ -159,6 +163,11 @@ class Narrator:
 
     def _line(self, text: str, kind: LineKind, slot: int = 0) -> Line:
         return Line(text, kind, self._turn, self._ply, slot)
+
+
+def chat_words(event: ChatSaid, names: tuple[str, str], reader: int | None = None) -> str:
+    """A line of chat as a person reads it: who said it, then what (the text rule made it safe to print)."""
+    return f"{'You' if event.who == reader else names[event.who]}: {event.text}"
 
 
 def presence_words(event: PeerAway | PeerBack | TimeWarning, names: tuple[str, str], reader: int) -> str:

@@ -608,6 +608,8 @@ async def run_against(
     ledger: Any = None,
     watch: Any = None,
     doorway: Doorway | None = None,
+    chat: bool = False,
+    log: Callable[[str], None] = lambda s: None,
 ) -> Run:
     """Run the honest side (``play_one_game``) and ``script`` on two ends of a stream pair.
 
@@ -617,10 +619,12 @@ async def run_against(
     With ``tick`` a heartbeat task runs beside (a timer always due within ``tick``).
     With a ``doorway`` the honest side waits for a peer that goes away (issue 20's presence),
     and the script comes back through it (:meth:`ScriptedPeer.come_back`); ``watch`` is told
-    every event of the honest side.
+    every event of the honest side.  With ``chat`` the honest side takes lines of chat; ``log``
+    is told its log lines.
     """
     ours, theirs = await stream_pair(tcp, lockstep)
     conn = Connection(ours, timeouts)
+    conn.chat = chat
     peer = ScriptedPeer(theirs, peer_id, 1 - honest_seat, peer_settings or honest_settings, bot=peer_bot)
     peer.doorway = doorway
     run = Run(None, None, replay_dir, peer, started=trio.current_time())
@@ -637,7 +641,7 @@ async def run_against(
                 try:
                     presence = doorway.presence(honest) if doorway is not None else (lambda side: None)
                     run.report = await play_one_game(conn, honest, honest_seat, honest_settings, agent, replay_dir,
-                                                     ledger=ledger, watch=watch, presence=presence)
+                                                     log=log, ledger=ledger, watch=watch, presence=presence)
                 except Exception as e:
                     run.error = e
                 run.ended = trio.current_time()

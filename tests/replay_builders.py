@@ -19,8 +19,10 @@ from typing import Any
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from basilica_p2p.bots import RandomBot
-from basilica_p2p.engine import Game, Manifest, Options, default_manifest, observe
+from basilica_p2p.clock import Limits
+from basilica_p2p.engine import Game, Manifest, Options, Ruleset, default_manifest, observe
 from basilica_p2p.identity import Identity
+from basilica_p2p.referee import GameSpec
 from basilica_p2p.replay.file import MAGIC, ReplayFile, frame, read_replay
 from basilica_p2p.replay.local import play_recorded
 from basilica_p2p.replay.verify import Verdict, verify_file
@@ -49,6 +51,18 @@ def manifests() -> dict[str, Manifest]:
     """Passed to verify_file so that it does not re-read the default manifest for every call."""
     m = manifest()
     return {m.hash: m}
+
+
+def network_spec(limits: Limits | None = Limits()) -> GameSpec:
+    """Alice against Bob, Portal 2022, commit-reveal: a game of protocol 3 (a network game's,
+    with its limits), or of protocol 1 with ``limits=None``."""
+    return GameSpec(GAME_ID, (ALICE.public, BOB.public), ("alice", "bob"), Options(Ruleset.PORTAL2022), manifest(),
+                    limits=limits)
+
+
+def fixed_nonces(n: int) -> bytes:
+    """A seat's entropy for tests: the same bytes every game."""
+    return bytes([n]) * n
 
 
 @dataclass(frozen=True)

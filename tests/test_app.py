@@ -821,3 +821,77 @@ def test_the_app_counts_down_a_peer_that_went_away_while_the_person_still_decide
             person.abandon()
 
     asyncio.run(run())
+
+
+def test_chat_in_the_app_t_writes_a_line_enter_sends_it_and_m_hides_the_other_players() -> None:
+    from basilica_p2p.seat import ChatSaid
+
+    g = Game.new(MANIFEST, Options(), bytes(32))
+    seat = g.to_move
+    assert seat is not None
+    person = AppPlayer("ada", MANIFEST, network=True)
+    sent: list[str] = []
+    release = threading.Event()
+
+    def say(text: str) -> str | None:
+        sent.append(text)
+        return None if len(sent) == 1 else "bob's side takes no chat"
+
+    def work() -> None:
+        person.begin(seat, ("ada", "bob") if seat == 0 else ("bob", "ada"), MANIFEST)
+        person.open_chat(say)
+        person.observe(ChatSaid(1 - seat, "hello ada", 2, 0))
+        release.wait(20)
+        person.observe(ChatSaid(1 - seat, "a muted line", 2, 1))
+        release.clear()
+        release.wait(20)
+
+    def log_text(app: BasilicaApp) -> str:
+        return "".join(line.text for line in app.query_one("#log").lines)
+
+    async def run() -> None:
+        app = BasilicaApp(person, work)
+        async with app.run_test(size=SIZE) as pilot:
+            await until(pilot, lambda: "bob: hello ada" in log_text(app), "the other player's line")
+            assert app.query_one("#chat").display
+            await pilot.press("t")
+            assert app.focused is app.query_one("#chat")
+            await pilot.press(*"gl hf", "enter")
+            await until(pilot, lambda: sent == ["gl hf"], "the line sent")
+            assert app.focused is app.query_one("#notation")  # back to the game
+            await pilot.press("t", *"more", "enter")
+            await until(pilot, lambda: any("takes no chat" in str(n.message) for n in app._notifications),
+                        "why the second line was not sent")
+            await pilot.press("m")
+            release.set()
+            await until(pilot, lambda: not release.is_set(), "the muted line told")
+            await pilot.pause(0.1)
+            assert "a muted line" not in log_text(app) and "a muted line" in "".join(
+                e.text for e in person.snapshot().entries)  # hidden, still kept
+            release.set()
+
+    asyncio.run(run())
+
+
+def test_a_local_game_has_no_chat_box_and_t_says_why() -> None:
+    g = Game.new(MANIFEST, Options(), bytes(32))
+    seat = g.to_move
+    assert seat is not None
+    person = AppPlayer("ada", MANIFEST)
+    release = threading.Event()
+
+    def work() -> None:
+        person.begin(seat, NAMES, MANIFEST)
+        release.wait(20)
+
+    async def run() -> None:
+        app = BasilicaApp(person, work)
+        async with app.run_test(size=SIZE) as pilot:
+            await until(pilot, lambda: app.snap is not None, "the first screen")
+            assert not app.query_one("#chat").display
+            await pilot.press("t")
+            await until(pilot, lambda: any("Chat is for network games" in str(n.message) for n in app._notifications),
+                        "the note")
+            release.set()
+
+    asyncio.run(run())

@@ -406,3 +406,63 @@ def test_a_game_begun_with_its_board_shows_it_and_whom_we_wait_for() -> None:
     person.observe(GameStarted(names, other, observe(g, 1 - other)))
     screen = re.sub(r"\x1b\[[0-9;]*[A-Za-z]", "", out.getvalue()[before:])
     assert "Waiting for bob..." in screen and screen.count("board") >= 1 and "queen" in screen, screen
+
+
+def test_say_at_the_prompt_sends_a_line_and_tells_why_one_was_not_sent() -> None:
+    g = played(6)
+    seat = g.to_move
+    assert seat is not None
+    person, out = _person(["say good luck", "say", "say again", "1"])
+    sent: list[str] = []
+
+    def say(text: str) -> str | None:
+        sent.append(text)
+        return None if len(sent) == 1 else "bob's side takes no chat (an older version, a bot, or --no-chat)"
+
+    person.open_chat(say)
+    person.begin(seat, ("ada", "bob") if seat == 0 else ("bob", "ada"), MANIFEST)
+    answer = person.choose(ask_for(g, seat))
+    assert answer == ask_for(g, seat).legal[0]
+    assert sent == ["good luck", "again"]
+    text = out.getvalue()
+    assert "say what?" in text and "not sent: bob's side takes no chat" in text
+
+
+def test_while_the_other_side_decides_a_typed_line_is_chat_and_nothing_else_is_taken() -> None:
+    import os
+    import threading
+    import time
+
+    read_end, write_end = os.pipe()
+    out = io.StringIO()
+    person = TerminalPlayer("ada", console=Console(width=80, file=out, no_color=True), inp=os.fdopen(read_end))
+    person.chat_anytime = True  # as at a terminal
+    sent: list[str] = []
+    said = threading.Event()
+
+    def say(text: str) -> str | None:
+        sent.append(text)
+        said.set()
+        return None
+
+    person.open_chat(say)
+    with os.fdopen(write_end, "w", buffering=1) as typed:
+        typed.write("V1:b3\nsay your move\n")
+        assert said.wait(10), out.getvalue()
+        assert sent == ["your move"]
+        deadline = time.monotonic() + 10
+        while "It is not your decision" not in out.getvalue() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert "It is not your decision: 'say TEXT' sends a line of chat meanwhile." in out.getvalue()
+        g = played(6)
+        seat = g.to_move
+        assert seat is not None
+        person.begin(seat, ("ada", "bob") if seat == 0 else ("bob", "ada"), MANIFEST)
+        done: list[object] = []
+        chooser = threading.Thread(target=lambda: done.append(person.choose(ask_for(g, seat))))
+        chooser.start()
+        while not person._choosing.is_set():
+            time.sleep(0.01)
+        typed.write("1\n")
+        chooser.join(10)
+    assert done == [ask_for(g, seat).legal[0]]  # the line typed at the prompt was the decision

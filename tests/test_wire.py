@@ -384,7 +384,7 @@ BAD_PAYLOADS: dict[str, tuple[Any, str]] = {
     "seq nil": (payload_map(seq=None), "seq"),
     "seq huge": (payload_map(seq=2**40), "seq"),
     "type as int": (payload_map(type=5), "type"),
-    "unknown type": (payload_map(type="chat"), "type"),
+    "unknown type": (payload_map(type="gossip"), "type"),
     "body as list": (payload_map(body=[3, "V1:b3"]), "body"),
     "body keys reordered": (payload_map(body={"action": "V1:b3", "ply": 3}), "order"),
     "body extra field": (payload_map(body={**ACTION, "x": 1}), "unknown"),
@@ -453,7 +453,8 @@ def test_every_body_schema_refuses_reordered_extra_missing_and_mistyped_fields(t
                "nonce": bytes(32), "ply": 0, "action": "V1:b3", "state": bytes(32), "salt": bytes(32),
                "scores": [1, 2], "end": "stack", "loser": 1, "reason": "r",
                "decks": [{"deck": "faces", "cards": [bytes(32)]}], "shares": [["faces", 0, bytes(32)]],
-               "secret": bytes(32), "left": 1000, "waited": 1200, "to": 3, "message": bytes(40)}
+               "secret": bytes(32), "left": 1000, "waited": 1200, "to": 3, "message": bytes(40), "n": 0,
+               "text": "gg"}
     body = {n: samples[n] for n in names}
     open_envelope(signed(payload_map(type=type_, body=body)))  # the sample body is valid
     refused(signed(payload_map(type=type_, body={**body, "zzz": 1})), "unknown")

@@ -23,11 +23,12 @@ from textual.css.query import NoMatches
 from textual.driver import Driver
 from textual.geometry import Region
 from textual.containers import Horizontal, Vertical, VerticalScroll
-from textual.widgets import Button, Label, OptionList, RichLog, Static
+from textual.widgets import Button, Input, Label, OptionList, RichLog, Static
 from textual.widgets.option_list import Option
 
 from ..agent import Resign, TakeBack
 from ..engine import format_cell, parse_action, parse_cell
+from ..wire import CHAT_TEXT
 from ..tui.help import NOTATION, rules_text
 from ..tui.screen import decision_line, status_line
 from .bridge import AppPlayer, ClocksChanged, GameChanged, GameEnded
@@ -40,7 +41,7 @@ from .widgets import (
 
 MAX_CHOICES = 300  # listed under the box; more are reached by typing
 LOG_STYLE = {"you": "", "them": "bold", "note": "italic", "scoring": "bold yellow", "detail": "dim",
-             "result": "bold reverse"}
+             "result": "bold reverse", "chat": "cyan"}
 
 KEYS = """\
 Keys and mouse
@@ -54,6 +55,9 @@ Keys and mouse
   s                every scoring, area by area (Left/Right between them)
   l                the whole log;   ? this help
   u                undo: back to your previous decision (a local game against a bot)
+  t                talk: write a line to the other player (a network game); Enter
+                   sends it, Esc goes back to the game
+  m                mute the other player's chat (m again shows it)
   q, Ctrl-C, Ctrl-D  leave the game (asks first: leaving is a forfeit)
 (one-letter keys work while the box is empty)"""
 
@@ -106,6 +110,8 @@ class BasilicaApp(App[None]):
     #side { width: 1fr; min-width: 30; }
     #market { height: 4; }
     #log { height: 1fr; border-top: solid $accent; }
+    #chat { display: none; height: 1; border: none; padding: 0; }
+    #chat.-open { display: block; }
     #decide { height: 12; border-top: solid $accent; }
     #decision, #notes { height: auto; }
     #preview { height: 1fr; overflow: hidden; }
@@ -148,6 +154,7 @@ class BasilicaApp(App[None]):
         self._scorings_seen = 0
         self._browse_from: str | None = None  # what the box held when the arrows began to browse
         self._browsed_to = ""  # the action the arrows last put in the box
+        self.muted = False  # the other player's chat is not shown ('m')
 
     @property
     def result(self) -> Any:
@@ -174,6 +181,8 @@ class BasilicaApp(App[None]):
                     for k in (1, 2, 3):
                         yield MarketSlot(k, id=f"slot{k}")
                 yield MoveLog(id="log", wrap=True, markup=False, auto_scroll=True, min_width=20)
+                yield Input(id="chat", placeholder="chat: a line to the other player, Enter sends, Esc back",
+                            max_length=CHAT_TEXT)
         with Vertical(id="decide"):
             yield Static(id="decision")
             yield Static(id="notes")
@@ -260,6 +269,7 @@ class BasilicaApp(App[None]):
             self.query_one("#status-text", Static).update(line)
             self.query_one(Track).show(obs)
             self.query_one(Players).show(obs, snap.names)
+        self.query_one("#chat", Input).set_class(snap.chat, "-open")
         self._draw_log(snap)
         self._draw_choice()
         self._draw_keys()
@@ -278,7 +288,10 @@ class BasilicaApp(App[None]):
         keys = [("q", "leave")]
         if self.player.undo and self.snap is not None and self.snap.can_undo:
             keys.append(("u", "undo"))
-        keys += [("s", "scorings"), ("l", "log"), ("?", "help")]
+        keys += [("s", "scorings"), ("l", "log")]
+        if self.snap is not None and self.snap.chat:
+            keys += [("t", "chat"), ("m", "unmute" if self.muted else "mute")]
+        keys.append(("?", "help"))
         if self.snap is not None and self.snap.deciding:
             keys += [("Enter", "play"), ("Esc", "start over")]
         width = self.size.width
@@ -304,6 +317,8 @@ class BasilicaApp(App[None]):
             shown = ()
         turn = shown[-1].turn if shown else -1
         for e in snap.entries[len(shown):]:
+            if self.muted and e.kind == "chat" and not e.text.startswith("You: "):
+                continue
             if e.turn != turn and e.turn > 0:
                 log.write(Text(f"-- turn {e.turn}", style="dim"))
                 turn = e.turn
@@ -399,12 +414,17 @@ class BasilicaApp(App[None]):
 
     # --- choosing ------------------------------------------------------------------------------
 
-    def on_input_changed(self, message: NotationInput.Changed) -> None:
+    def on_input_changed(self, message: Input.Changed) -> None:
+        if message.input.id == "chat":
+            return
         if message.value != self._browsed_to:  # typed: the list follows the box again
             self._browse_from = None
         self._draw_choice()
 
-    def on_input_submitted(self, message: NotationInput.Submitted) -> None:
+    def on_input_submitted(self, message: Input.Submitted) -> None:
+        if message.input.id == "chat":
+            self._send_chat(message.value)
+            return
         self.action_confirm()
 
     def on_button_pressed(self, message: Button.Pressed) -> None:
@@ -487,6 +507,36 @@ class BasilicaApp(App[None]):
 
     def action_clear(self) -> None:
         self._set("")
+
+    # --- chat ----------------------------------------------------------------------------------
+
+    def action_chat(self) -> None:
+        if self.snap is None or not self.snap.chat:
+            self.notify("Chat is for network games whose other side takes it.", timeout=5)
+            return
+        self.query_one("#chat", Input).focus()
+
+    def action_mute(self) -> None:
+        if self.snap is None or not self.snap.chat:
+            return
+        self.muted = not self.muted
+        self.notify("The other player's chat is hidden ('m' shows it again; the replay keeps it)." if self.muted
+                    else "The other player's chat is shown again.", timeout=5)
+        self._draw_keys()
+
+    def _send_chat(self, typed: str) -> None:
+        box = self.query_one("#chat", Input)
+        box.value = ""
+        self.query_one("#notation", NotationInput).focus()
+        if not typed.strip():
+            return
+
+        def send() -> None:
+            why = self.player.say(typed)  # off the app's thread: it waits for the game's
+            if why is not None:
+                self.call_from_thread(self.notify, f"Not sent: {why}", severity="warning", timeout=8)
+
+        self.run_worker(send, thread=True, group="chat")
 
     # --- the other keys ----------------------------------------------------------------------
 

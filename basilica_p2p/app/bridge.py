@@ -14,7 +14,7 @@ from __future__ import annotations
 import queue
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from rich.console import Console
@@ -60,7 +60,8 @@ class AppPlayer(AgentBase):
         self.manifest = manifest
         self.undo = undo  # a local game against a bot: 'u' takes back to our previous decision
         self.network = network  # leaving while the other side decides stops without a forfeit
-        self.traits = Traits(blocking=True, takes_back=undo)
+        self.traits = Traits(blocking=True, takes_back=undo, chats=network)
+        self._chat: Callable[[str], str | None] | None = None  # sends a line (a network game with chat)
         self.console = Console(quiet=True)  # tui.local's "thinking" spinner: the app says who decides instead
         self.app: Any = None
         self.seat: int | None = None
@@ -91,6 +92,15 @@ class AppPlayer(AgentBase):
         if self._clocks is not None:  # the first decision's clocks came before the app was there
             self.app.post_message(ClocksChanged(self._clocks, self._clocks_at))
 
+    def say(self, text: str) -> str | None:
+        """A line of chat from the app (call it off the app's thread): None when sent, else why not."""
+        chat = self._chat
+        return "this game has no chat" if chat is None else chat(text)
+
+    def open_chat(self, say: Callable[[str], str | None]) -> None:
+        self._chat = say
+        self._post(self._asking)
+
     def answer(self, reply: Decision) -> None:
         """The person's decision (from the app's thread)."""
         self._answers.put(reply)
@@ -106,7 +116,8 @@ class AppPlayer(AgentBase):
             ply = len(view.history) if view is not None else 0
             return Snapshot(self.names, self.seat, view, tuple(self._entries), tuple(s for s, _ in self._scorings),
                             tuple(legal), tuple(self._notes.values()) if legal else (), waiting, result,
-                            bool(legal) and self.undo and any(p < ply for p in self._decided), self._away)
+                            bool(legal) and self.undo and any(p < ply for p in self._decided), self._away,
+                            self._chat is not None)
 
     def _post(self, legal: Sequence[str] = ()) -> None:
         if self.app is not None:

@@ -56,6 +56,7 @@ class Snapshot:
     result: str = ""
     can_undo: bool = False
     away: str = ""  # a network game whose other side has gone: the wait, counted down
+    chat: bool = False  # a network game with chat open: the chat box is shown
 
     @property
     def deciding(self) -> bool:

@@ -320,6 +320,9 @@ OPT_NO_STUN = typer.Option(False, "--no-stun", metavar="", help=NET_HELP["no_stu
 OPT_MAILBOX = typer.Option(None, "--mailbox", metavar="URL", help=NET_HELP["mailbox"])
 OPT_RELAY = typer.Option(None, "--relay", metavar="HOST:PORT", help=NET_HELP["relay"])
 OPT_NO_RELAY = typer.Option(False, "--no-relay", metavar="", help=NET_HELP["no_relay"])
+OPT_NO_CHAT = typer.Option(False, "--no-chat", metavar="", help=(
+    "Take no chat: the other player is told that this side reads none, and lines sent anyway are "
+    "neither shown nor recorded (the app's 'm' mutes lines for a while instead)."))
 OPT_PLAIN = typer.Option(False, "--plain", metavar="", help=(
     "The line client (screen readers, scripts, dumb terminals) instead of the full-screen app; also "
     "when this is not a terminal."))

@@ -23,6 +23,7 @@ def _net_options(
     replay_dir: Optional[Path], handshake_timeout: float, idle_timeout: float, ping_interval: float,
     frame_timeout: float, move_time: Optional[float], ctx: typer.Context, role: str, games: int = 1,
     quiet: bool = False, keep_session: bool = False, shuffle: str = "sra-p256-v1", plain: bool = True,
+    chat: bool = True,
 ):  # type: ignore[no-untyped-def]
     """Everything host and join share, checked, as a PeerConfig (``plain``: the line client, not the app)."""
     import os as _os
@@ -85,6 +86,7 @@ def _net_options(
     config.keep_session = keep_session
     config.ledger = GameLedger(home)
     config.person = person
+    config.chat = chat and person is not None  # bots ignore chat, and are sent none
     return config
 
 
@@ -262,7 +264,7 @@ async def _host_with_invite(bind: str, port: int, config, internet, coded=None):
 
 def _join_with_invite(ctx, code, bot, ruleset, festum, festum_removal, manifest, replay_dir,  # type: ignore[no-untyped-def]
                       handshake_timeout, idle_timeout, ping_interval, frame_timeout, move_time, keep_session,
-                      shuffle, internet, coded=None, plain: bool = True) -> None:
+                      shuffle, internet, coded=None, plain: bool = True, chat: bool = True) -> None:
     """Join by an invite code (bas1:...) or, with ``coded``, by a wormhole code (7-word-word)."""
     import time
 
@@ -277,7 +279,7 @@ def _join_with_invite(ctx, code, bot, ruleset, festum, festum_removal, manifest,
             raise fail(f"invite: {e}") from None
     config = _net_options(bot, ruleset, festum, festum_removal, manifest, replay_dir, handshake_timeout,
                           idle_timeout, ping_interval, frame_timeout, move_time, ctx, "join",
-                          keep_session=keep_session, shuffle=shuffle, plain=plain)
+                          keep_session=keep_session, shuffle=shuffle, plain=plain, chat=chat)
     used = GameLedger(home_of(ctx), "invites_used")
     ident = bytes.fromhex(invite_id(invite)) if invite is not None else b""
     if invite is not None and used.signed(config.me.public, ident):

@@ -16,7 +16,7 @@ from ..clock import DEFAULT_DECISION, DEFAULT_WINDOW, Limits, TimeControl, TimeC
 from ..engine import EngineError, Ruleset, default_manifest
 from ._common import (
     NET_HELP, OPT_BOT, OPT_FESTUM, OPT_FRAME, OPT_HANDSHAKE, OPT_IDLE, OPT_KEEP, OPT_LOCAL_RULESET, OPT_MANIFEST,
-    OPT_MAILBOX, OPT_MOVE, OPT_NET_SHUFFLE, OPT_NO_RELAY, OPT_NO_STUN, OPT_PING, OPT_PLAIN, OPT_RELAY, OPT_REMOVAL,
+    OPT_MAILBOX, OPT_MOVE, OPT_NET_SHUFFLE, OPT_NO_CHAT, OPT_NO_RELAY, OPT_NO_STUN, OPT_PING, OPT_PLAIN, OPT_RELAY, OPT_REMOVAL,
     OPT_REPLAY_DIR, OPT_RULESET, OPT_STUN, OPT_WINDOW, _report_games, _run_trio,
     bot_label, fail, home_of, load_manifest_option, load_manifests, output_folder, say_where, user_identity,
 )
@@ -77,6 +77,7 @@ def host_cmd(
     relay: Optional[str] = OPT_RELAY,
     no_relay: bool = OPT_NO_RELAY,
     clock: Optional[str] = OPT_CLOCK,
+    no_chat: bool = OPT_NO_CHAT,
     plain: bool = OPT_PLAIN,
 ) -> None:
     """Wait for a peer to join, then play. Prints where it listens and an invite to paste to the other player.
@@ -96,7 +97,7 @@ def host_cmd(
     coded = _code_options(mailbox, relay, no_relay) if code else None  # before anything is printed
     config = _net_options(bot, ruleset, festum, festum_removal, manifest, replay_dir, handshake_timeout,
                           idle_timeout, ping_interval, frame_timeout, move_time, ctx, "host", games,
-                          keep_session=keep_session, shuffle=shuffle, plain=plain)
+                          keep_session=keep_session, shuffle=shuffle, plain=plain, chat=not no_chat)
     # The joiner takes the clock and the limits from our hello.
     config.settings = replace(config.settings, clock=_clock(clock), limits=_limits(window, move_time))
     assert config.resume_info is not None
@@ -142,6 +143,7 @@ def join_cmd(
     mailbox: Optional[str] = OPT_MAILBOX,
     relay: Optional[str] = OPT_RELAY,
     no_relay: bool = OPT_NO_RELAY,
+    no_chat: bool = OPT_NO_CHAT,
     plain: bool = OPT_PLAIN,
 ) -> None:
     """Connect to a host and play as many games as the host starts.
@@ -160,7 +162,8 @@ def join_cmd(
         _join_with_invite(ctx, wormhole_code or address, bot, ruleset, festum, festum_removal, manifest, replay_dir,
                           handshake_timeout, idle_timeout, ping_interval, frame_timeout, None, keep_session,
                           shuffle, _internet_options(stun, no_stun, "off", 600, handshake_timeout, connect_timeout),
-                          _code_options(mailbox, relay, no_relay) if wormhole_code is not None else None, plain)
+                          _code_options(mailbox, relay, no_relay) if wormhole_code is not None else None, plain,
+                          chat=not no_chat)
         return
     if address is None:
         raise fail("give the invite (bas1:...), a code (--code 7-word-word) or the host's HOST:PORT")
@@ -169,7 +172,7 @@ def join_cmd(
         raise fail(f"{address!r} is not HOST:PORT")
     config = _net_options(bot, ruleset, festum, festum_removal, manifest, replay_dir, handshake_timeout,
                           idle_timeout, ping_interval, frame_timeout, None, ctx, "join",
-                          keep_session=keep_session, shuffle=shuffle, plain=plain)
+                          keep_session=keep_session, shuffle=shuffle, plain=plain, chat=not no_chat)
     assert config.resume_info is not None
     config.resume_info.update(address=host_part.strip("[]"), port=int(port_part))
     _run_peer(lambda: net_peer.join(host_part.strip("[]"), int(port_part), config), config, f" ({address})")
@@ -332,6 +335,7 @@ def resume_cmd(
     frame_timeout: float = OPT_FRAME,
     move_time: Optional[float] = typer.Option(None, "--move-time", min=0.1, help=NET_HELP["resume_move"]),
     keep_session: bool = OPT_KEEP,
+    no_chat: bool = OPT_NO_CHAT,
     plain: bool = OPT_PLAIN,
 ) -> None:
     """Reconnect after a crash or a dropped connection and finish the game.
@@ -385,7 +389,7 @@ def resume_cmd(
 
     def game():  # type: ignore[no-untyped-def]
         return resume(replay, me, manifests, agent, where, timeouts, window, log=lambda m: typer.echo(m, err=True),
-                      keep_session=keep_session)
+                      keep_session=keep_session, chat=not no_chat and not spec)
 
     try:
         if isinstance(agent, AppPlayer):  # the game in a worker thread, the app in this one

@@ -130,7 +130,14 @@ def replay_show(
     scorings = 0
     backs = {note.index: note for note in w.takebacks}  # by the move they come before
 
-    def takeback(index: int) -> None:
+    said: dict[int, list[str]] = {}  # chat lines, by the number of moves played before them
+    for c in w.chat:
+        said.setdefault(c.index, []).append(f"      {names[c.player]} says: {c.text}")
+
+    def between(index: int) -> None:
+        """What was said and agreed before move index + 1."""
+        for line in said.get(index, ()):
+            typer.echo(line)
         note = backs.get(index)
         if note is not None:
             first, last = note.to + 1, note.index
@@ -146,7 +153,7 @@ def replay_show(
         scorings += sum(1 for e in m.events if e.kind == "scoring")
         if i not in shown:
             continue
-        takeback(i - 1)
+        between(i - 1)
         typer.echo(f"{i:>4}. turn {m.turn:>2}  {names[m.player]:<{width}}  {m.action}")
         for e in m.events:
             if e.kind == "scoring":
@@ -161,7 +168,7 @@ def replay_show(
         later = len(w.moves) - shown.stop + 1
         typer.echo(f"      ... {later} later move{'' if later == 1 else 's'}")
     else:
-        takeback(len(w.moves))
+        between(len(w.moves))
     if w.error:
         raise fail(f"the replay stops verifying at {w.error}", code=1)
     o = w.outcome

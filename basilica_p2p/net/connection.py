@@ -19,6 +19,7 @@ import trio
 from ..seat import printable
 from ..wire import ProtocolError
 from .framing import (
+    CHAT_OFFER,
     CHECKED_OFFER,
     CHECKED_SWITCH,
     ENVELOPE,
@@ -112,6 +113,16 @@ class Connection:
         self.broken = False  # a keepalive could not be sent
         self.lost = trio.Event()  # set with ``broken``: a side that waits for the peer's return starts then
         self.left = False  # we closed it, the peer being away: no game more on it unless it comes back
+        # Chat (PROTOCOL.md §4d): whether we take lines (offered on every stream), whether the
+        # peer said it does; our envelopes go out in the order our seat made them (a line of
+        # chat names the place in the chain it was said at, which the peer must hold first).
+        self.chat = False
+        self.peer_chats = False
+        self.order = trio.Lock()
+        # Envelopes read while our person decided (net/chat.py), and what ended that reading:
+        # the play loop takes them first.
+        self.early: deque[bytes] = deque()
+        self.trouble: SessionError | None = None
 
     async def keepalive(self) -> None:
         """Send a ping every ``ping_interval``; run in a nursery for the stream's life (a new one
@@ -133,10 +144,13 @@ class Connection:
                     self.deciding.cancel()
                 return  # otherwise the reader notices the broken connection and says so
 
-    async def offer_checked_frames(self) -> None:
-        """We read checked frames (framing.py): an older peer ignores this pong."""
+    async def offer(self) -> None:
+        """We read checked frames (framing.py), and lines of chat if we take them: an older peer
+        ignores these pongs."""
         try:
             await self.framed.send_control("pong", n=CHECKED_OFFER)
+            if self.chat:
+                await self.framed.send_control("pong", n=CHAT_OFFER)
         except (PeerClosed, PeerTimeout):
             pass  # the next read says what became of the connection, in its words
 
@@ -145,8 +159,9 @@ class Connection:
         closed, and keepalives go on over the new one."""
         old, self.framed = self.framed, framed
         self.broken, self.lost, self.left, self._pings, self._sent_at = False, trio.Event(), False, 0, None
+        self.peer_chats, self.trouble = False, None  # the peer offers chat again on the new stream
         await close_quietly(old)
-        await self.offer_checked_frames()  # a new stream starts unchecked both ways
+        await self.offer()  # a new stream starts unchecked both ways
         if self.nursery is not None:
             self.nursery.start_soon(self.keepalive)
 
@@ -159,7 +174,7 @@ class Connection:
             self.nursery = nursery
             nursery.start_soon(self.keepalive)
             try:
-                await self.offer_checked_frames()
+                await self.offer()
                 outcome.append(await body())
             except (PeerClosed, PeerTimeout) as e:  # a control frame could not be sent or read
                 error.append(PeerGone(f"the connection ended: {e}"))
@@ -193,6 +208,11 @@ class Connection:
 
     async def receive_envelope(self, deadline: float | None = None) -> bytes:
         """The next envelope; answers pings on the way, raises on an error notice or silence."""
+        if self.early:
+            return self.early.popleft()
+        if self.trouble is not None:
+            trouble, self.trouble = self.trouble, None
+            raise trouble
         while True:
             limit = self.timeouts.idle if deadline is None else min(self.timeouts.idle, max(0.0, deadline - trio.current_time()))
             with trio.move_on_after(limit) as scope:
@@ -229,6 +249,8 @@ class Connection:
             await self.framed.switch_to_checked()
         elif msg["t"] == "pong" and msg["n"] == CHECKED_SWITCH:
             self.framed.checked_in = True
+        elif msg["t"] == "pong" and msg["n"] == CHAT_OFFER:
+            self.peer_chats = True
         elif msg["t"] == "corrupted":
             raise CorruptedMessage("the connection corrupted a message: one of ours reached the other side "
                                    "damaged")

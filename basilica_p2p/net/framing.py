@@ -41,6 +41,9 @@ CHECKSUM = 4  # the bytes a checked frame adds
 # Pong numbers no keepalive reaches (pings count up from 1): the offer and switch above.
 CHECKED_OFFER = (1 << 63) + 2
 CHECKED_SWITCH = (1 << 63) + 3
+# "Send me lines of chat" (PROTOCOL.md §4d): an older peer, or one started with --no-chat,
+# never says it, and is sent none.
+CHAT_OFFER = (1 << 63) + 4
 
 CONTROL_SCHEMAS: dict[str, tuple[str, ...]] = {
     "ping": ("t", "n"),

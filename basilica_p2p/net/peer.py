@@ -59,10 +59,12 @@ class PeerConfig:
     # KB).  Without, each goes to ``on_game`` only, and a host of thousands of games holds no
     # more memory at the last than at the first.
     keep_reports: bool = True
+    chat: bool = False  # we take lines of chat (a person's side, without --no-chat): net/chat.py
 
 
 async def play_games(stream: trio.abc.Stream | FramedStream, hosting: bool, config: PeerConfig) -> list[GameReport]:
     conn = Connection(stream, config.timeouts, config.round_trips)
+    conn.chat = config.chat
     reports: list[GameReport] = []
     # A finished game's session file whose last message was ours: deleted once anything the
     # peer sends afterwards shows it read that message (the stream is in order).

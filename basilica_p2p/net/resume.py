@@ -44,9 +44,11 @@ async def resume(
     log: Callable[[str], None] = lambda s: None,
     watch: Watch | None = None,
     keep_session: bool = False,
+    chat: bool = False,
 ) -> GameReport:
     """Finish the game of ``path``; ``window``: seconds to wait for the peer in a game of protocol
-    1 or 2 (a network game of protocol 3 waits the window it agreed)."""
+    1 or 2 (a network game of protocol 3 waits the window it agreed); ``chat``: we take lines of
+    chat (a person's side, net/chat.py)."""
     try:
         away = max(0.0, time.time() - path.stat().st_mtime)  # since this side last wrote: how long it was gone
     except OSError:
@@ -88,6 +90,7 @@ async def resume(
             side.writer.close()
         return _report(path, side, seat, peer_name, False)
     conn = Connection(framed, timeouts)
+    conn.chat = chat
 
     async def finish() -> GameReport:
         await resume_exchange(conn, side, log)

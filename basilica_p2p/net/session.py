@@ -44,6 +44,7 @@ from ..seat import (
 from ..seat import Refused as SeatRefused
 from ..wire import ProtocolError, open_envelope
 from ..wire.envelope import signed_by
+from .chat import Chat, is_chat, listen_while_deciding
 from .connection import (
     LAG_SAMPLES,
     BadHello,
@@ -188,8 +189,18 @@ async def continue_game(conn: Connection, agent: object, side: Side, peer_name: 
     if len(side.records) > 2:
         # A resumed game: the screen starts from where the game stands.
         told(seat.resumed())
+    chat = Chat(conn, side, told, log)
+    speaking = trio.CancelScope()
+    if conn.chat and agent.traits.chats and seat.spec.limits is not None and conn.nursery is not None:
+        agent.open_chat(chat.submitter())
+
+        async def speak() -> None:
+            with speaking:
+                await chat.speak()
+
+        conn.nursery.start_soon(speak)
     try:
-        await _play(conn, agent, side, log, told, presence)
+        await _play(conn, agent, side, log, told, presence, chat)
     except PeerRefused:
         raise  # the peer stopped on purpose and said why: it will not resume
     except PeerGone as e:
@@ -201,6 +212,7 @@ async def continue_game(conn: Connection, agent: object, side: Side, peer_name: 
         await conn.tell_error(f"the other side stopped: {e}")
         raise
     finally:
+        speaking.cancel()
         side.writer.close()
     assert seat.outcome is not None
     # The sidecar stays until the peer is known to hold the result (see forget_session):
@@ -238,7 +250,7 @@ def _decision_limit(spec: GameSpec, timeouts: Timeouts) -> float | None:
 
 
 async def _play(conn: Connection, agent: Agent, side: Side, log: Callable[[str], None], told: _Teller,
-                presence: Presence | None) -> None:
+                presence: Presence | None, chat: Chat) -> None:
     seat = side.seat
     me = seat.me
     assert me is not None
@@ -256,9 +268,9 @@ async def _play(conn: Connection, agent: Agent, side: Side, log: Callable[[str],
             told(seat.begin(side.due[1]))
         try:
             if step.who == me and not side.resent:
-                going = await _send_own(conn, agent, side, log, told, presence)
+                going = await _send_own(conn, agent, side, log, told, presence, chat)
             else:
-                going = await _take_peers(conn, side, step, timed, log, told, presence)
+                going = await _take_peers(conn, side, step, timed, log, told, presence, chat)
         except PeerGone as e:
             if isinstance(e, PeerRefused) or presence is None:
                 raise
@@ -268,19 +280,20 @@ async def _play(conn: Connection, agent: Agent, side: Side, log: Callable[[str],
 
 
 async def _send_own(conn: Connection, agent: Agent, side: Side, log: Callable[[str], None], told: _Teller,
-                    presence: Presence | None) -> bool:
+                    presence: Presence | None, chat: Chat) -> bool:
     """Make, record and send our due message; False when the game ended on our side (we resigned,
     our flag fell and the peer's claim came, or the peer did not come back while we decided)."""
     seat = side.seat
     step = seat.due()
     made: Outgoing | Late
+    answer: Action | Resign | None = None
     if step.decision:
-        answer = await _decide(conn, agent, side, log, told, presence)
+        answer = await _decide(conn, agent, side, log, told, presence, chat)
         if seat.finished:  # the peer went away while we decided and did not come back: claimed
             return False
         if answer is None:  # our flag fell at the prompt: we never send late
             told(seat.stop_own_clock(trio.current_time()))
-            await _await_claim(conn, side, log, told)
+            await _await_claim(conn, side, log, told, chat)
             return False
         if isinstance(answer, Resign):
             # Our player failed (raised, answered an illegal action; a cmd: bot also
@@ -289,24 +302,27 @@ async def _send_own(conn: Connection, agent: Agent, side: Side, log: Callable[[s
             log(f"{answer.told}: we forfeit this game")
             await _record_final(conn, side, seat.resign(answer.public_reason or answer.reason), told)
             return False
+    # Made, recorded and sent before any line of chat is said after it (net/chat.py).
+    async with conn.order:
+        assert not isinstance(answer, Resign)
         made = await _made(conn, seat, answer)
-    else:
-        made = await _made(conn, seat, None)
+        if isinstance(made, Late):
+            told(made.events)
+        else:
+            if made.secrets is not None:
+                side.save()  # a secret must survive a crash, or its reveal could never come
+            # An acknowledgement is a function of the state, and Ed25519 signing is deterministic:
+            # if a power loss takes it before our next fsync, the peer holds the very same bytes and
+            # sends them back on resume.  So it goes out first; everything we choose is durable
+            # before it is sent.
+            side.record(made.envelope.raw, sync=step.kind is not StepKind.ACK)
+            try:
+                await conn.send_envelope(made.envelope.raw)  # recorded: a break here loses nothing (resume sends it)
+            finally:
+                told(made.events)
     if isinstance(made, Late):
-        told(made.events)
-        await _await_claim(conn, side, log, told)
+        await _await_claim(conn, side, log, told, chat)
         return False
-    if made.secrets is not None:
-        side.save()  # a secret must survive a crash, or its reveal could never come
-    # An acknowledgement is a function of the state, and Ed25519 signing is deterministic:
-    # if a power loss takes it before our next fsync, the peer holds the very same bytes and
-    # sends them back on resume.  So it goes out first; everything we choose is durable
-    # before it is sent.
-    side.record(made.envelope.raw, sync=step.kind is not StepKind.ACK)
-    try:
-        await conn.send_envelope(made.envelope.raw)  # recorded: a break here loses nothing (resume sends it)
-    finally:
-        told(made.events)
     if step.kind is StepKind.ACTION:
         _start_prefetch(conn, agent, side)
         # A round trip is timed only when we did not think meanwhile, so it measures the
@@ -326,7 +342,7 @@ async def _made(conn: Connection, seat: Seat, answer: Action | None) -> Outgoing
 
 
 async def _take_peers(conn: Connection, side: Side, step: Step, timed: bool, log: Callable[[str], None],
-                      told: _Teller, presence: Presence | None) -> bool:
+                      told: _Teller, presence: Presence | None, chat: Chat) -> bool:
     """Read, check and record the peer's due message; False when the game ended on our side (a
     claim of ours on time, by the agreed limit, or by absence)."""
     seat = side.seat
@@ -361,6 +377,9 @@ async def _take_peers(conn: Connection, side: Side, step: Step, timed: bool, log
         wake = min([t for t in (claim_at, flag_at, stall_at, warn_at) if t is not None], default=None)
         try:
             raw = await conn.receive_envelope(wake)
+            if is_chat(raw):  # beside the game: heard, and the wait goes on
+                chat.hear(raw)
+                continue
             break
         except PeerTimeout as e:
             now = trio.current_time()
@@ -490,7 +509,8 @@ def lag_allowance(round_trips: Sequence[float]) -> float:
     return min(MAX_LAG, ordered[len(ordered) // 2])
 
 
-async def _await_claim(conn: Connection, side: Side, log: Callable[[str], None], told: _Teller) -> None:
+async def _await_claim(conn: Connection, side: Side, log: Callable[[str], None], told: _Teller,
+                       chat: Chat) -> None:
     """After our own flag fell: the peer's claim (or resignation) is all that may come."""
     log("our clock ran out: waiting for the other side's claim on time")
     deadline = trio.current_time() + conn.timeouts.handshake + MAX_LAG
@@ -499,24 +519,28 @@ async def _await_claim(conn: Connection, side: Side, log: Callable[[str], None],
             raw = await conn.receive_envelope(deadline)
         except PeerTimeout:
             raise PeerGone("our clock ran out and the other side made no claim on time") from None
-        told(await _accept(conn, side, raw, 0.0))
+        if is_chat(raw):
+            chat.hear(raw)
+        else:
+            told(await _accept(conn, side, raw, 0.0))
 
 
 async def _record_final(conn: Connection, side: Side, out: Outgoing, told: _Teller | None = None) -> tuple[SeatEvent, ...]:
     """Record and (best effort) send the message that ends the game; its events, told if ``told``."""
-    side.record(out.envelope.raw)
-    with trio.move_on_after(2):
-        try:
-            await conn.send_envelope(out.envelope.raw)
-        except (PeerClosed, PeerGone):
-            pass  # recorded and signed; the peer learns it on resume or from its own replay
+    async with conn.order:
+        side.record(out.envelope.raw)
+        with trio.move_on_after(2):
+            try:
+                await conn.send_envelope(out.envelope.raw)
+            except (PeerClosed, PeerGone):
+                pass  # recorded and signed; the peer learns it on resume or from its own replay
     if told is not None:
         told(out.events)
     return out.events
 
 
 async def _decide(conn: Connection, agent: Agent, side: Side, log: Callable[[str], None], told: _Teller,
-                  presence: Presence | None) -> Action | Resign | None:
+                  presence: Presence | None, chat: Chat) -> Action | Resign | None:
     """Our player's decision (taken from a prefetch when one was made for it); None if a person's
     clock ran out at the prompt; a :class:`Resign` if it ran past the agreed limit.  Without
     ``presence``, :class:`PeerGone` if the connection breaks meanwhile; with it, the person goes
@@ -529,16 +553,16 @@ async def _decide(conn: Connection, agent: Agent, side: Side, log: Callable[[str
     if pre is not None and pre.ply == ask.ply:
         answer: Decision | None = pre.decision
     else:
-        answer = await _ask(conn, agent, side, ask, log, told, presence)
+        answer = await _ask(conn, agent, side, ask, log, told, presence, chat)
     while isinstance(answer, TakeBack):
         # Takebacks are for local games only (docs/playing.md); a client that offers one here
         # is asked again.
-        answer = await _ask(conn, agent, side, ask, log, told, presence)
+        answer = await _ask(conn, agent, side, ask, log, told, presence, chat)
     return answer
 
 
 async def _ask(conn: Connection, agent: Agent, side: Side, ask: Ask, log: Callable[[str], None], told: _Teller,
-               presence: Presence | None) -> Decision | None:
+               presence: Presence | None, chat: Chat) -> Decision | None:
     seat = side.seat
     if not agent.traits.blocking:
         return agent.choose(ask)
@@ -555,6 +579,8 @@ async def _ask(conn: Connection, agent: Agent, side: Side, ask: Ask, log: Callab
         with trio.CancelScope(deadline=until) as scope:
             if limit_at is not None and limit is not None and limit > 2 * WARNING:
                 nursery.start_soon(_warn_at, limit_at - WARNING, told, seat.me)
+            if conn.chat and not conn.early and conn.trouble is None:
+                nursery.start_soon(listen_while_deciding, conn, chat)  # lines of chat come meanwhile
             if presence is not None:
                 nursery.start_soon(away_while_deciding, conn, side, presence, log, told, scope)
             else:

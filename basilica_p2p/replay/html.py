@@ -31,7 +31,7 @@ from ..engine import (Game, Manifest, Observation, OrderFace, ScoredBoard, Scori
 from ..engine.components import COLOR_LETTER, COLOR_NAME, RANK_LETTER, RANK_NAME, color_count, format_colors
 from ..narration import fault_words
 from ..referee import END_FAULT, END_TIME, GameSpec
-from ..seat import Accepted, GameStarted, MoveApplied, Scored, Seat, TakenBack
+from ..seat import Accepted, ChatSaid, GameStarted, MoveApplied, Scored, Seat, TakenBack
 from .analysis import evaluation_series
 from .verify import verify_file
 from .walk import Visitor, known_manifests
@@ -182,6 +182,7 @@ class _Steps(Visitor):
         self.names: tuple[str, str] = ("", "")
         self.tiles: dict[int, TileSpec] = {}
         self.steps: list[dict[str, Any]] = []
+        self._said: list[dict[str, Any]] = []  # chat said before the first step
 
     def taken(self, number: int, got: Accepted, seat: Seat) -> None:
         if self.spec is None:
@@ -191,7 +192,10 @@ class _Steps(Visitor):
         names = self.names
         scored = [e for e in got.events if isinstance(e, Scored)]
         for event in got.events:
-            if isinstance(event, GameStarted) and event.view is not None:
+            if isinstance(event, ChatSaid):  # shown with the step it was said after
+                line = {"player": event.who + 1, "text": event.text}
+                (self.steps[-1]["chat"] if self.steps else self._said).append(line)
+            elif isinstance(event, GameStarted) and event.view is not None:
                 v = event.view
                 self._add(None, f"the start: the tiles are dealt and {names[v.active]} (player {v.active + 1}) "
                           "takes the first turn", v.turn, None, v.active, None, None, (), [], v)
@@ -217,8 +221,9 @@ class _Steps(Visitor):
         self.steps.append({
             "step": len(self.steps), "move": move, "words": words, "turn": turn, "player": player,
             "active": active + 1, "action": action, "decision": decision, "events": list(events),
-            "scoring": scoring, "next": _next(view, self.names), **view_state(view),
+            "scoring": scoring, "next": _next(view, self.names), "chat": self._said, **view_state(view),
         })
+        self._said = []
 
 
 def build_viewer_data(path: Path, manifests: dict[str, Manifest] | None = None) -> dict[str, Any]:

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from ..engine import Event, Game, Manifest, format_action
-from ..seat import Accepted, GameStarted, MoveApplied, Seat, TakenBack
+from ..seat import Accepted, ChatSaid, GameStarted, MoveApplied, Seat, TakenBack
 from .file import ReplayError, ReplayFile, read_replay
 from .verify import Verifier
 from .walk import Visitor, seat_for
@@ -36,6 +36,16 @@ class TakeBackNote:
     turn: int  # the turn of the decision it went back to
 
 
+@dataclass(frozen=True)
+class ChatNote:
+    """A line of chat (protocol 3), said by ``player`` (0 or 1) when ``index`` moves of
+    ``Walk.moves`` had been played."""
+
+    index: int
+    player: int
+    text: str
+
+
 @dataclass
 class Walk:
     replay: ReplayFile
@@ -45,6 +55,7 @@ class Walk:
     outcome: Any
     # Takebacks, in order: ``moves`` holds every decision played, also those taken back.
     takebacks: list[TakeBackNote] = field(default_factory=list)
+    chat: list[ChatNote] = field(default_factory=list)
 
 
 class _Moves(Visitor):
@@ -54,6 +65,7 @@ class _Moves(Visitor):
         self.moves: list[Move] = []
         self.start: Game | None = None
         self.takebacks: list[TakeBackNote] = []
+        self.chat: list[ChatNote] = []
 
     def taken(self, number: int, got: Accepted, seat: Seat) -> None:
         g = seat.game
@@ -68,6 +80,8 @@ class _Moves(Visitor):
             elif isinstance(event, TakenBack):
                 assert g is not None
                 self.takebacks.append(TakeBackNote(len(self.moves), event.to, event.asker, g.turn))
+            elif isinstance(event, ChatSaid):
+                self.chat.append(ChatNote(len(self.moves), event.who, event.text))
 
 
 def walk(path: Path, manifests: dict[str, Manifest]) -> Walk:
@@ -77,7 +91,7 @@ def walk(path: Path, manifests: dict[str, Manifest]) -> Walk:
     seat = seat_for(replay, manifests, views=False)
     checks, moves = Verifier(), _Moves()
     walk_into(replay, seat, checks, moves)
-    return Walk(replay, moves.moves, moves.start, checks.error, seat.outcome, moves.takebacks)
+    return Walk(replay, moves.moves, moves.start, checks.error, seat.outcome, moves.takebacks, moves.chat)
 
 
 def export_json(w: Walk) -> dict[str, Any]:
@@ -94,6 +108,8 @@ def export_json(w: Walk) -> dict[str, Any]:
                    "state_hash": m.state_hash} for m in w.moves],
         # Every decision played is in "moves"; before moves[before_move] the game went back to ply "to".
         "takebacks": [{"before_move": t.index, "to": t.to, "player": t.player + 1} for t in w.takebacks],
+        # Each line of chat was said when "after_move" moves had been played (a signed record too).
+        "chat": [{"after_move": c.index, "player": c.player + 1, "text": c.text} for c in w.chat],
         "scorings": [
             {"points": list(s.points), "areas": [
                 {"color": a.color, "cells": list(a.cells), "strength": list(a.strength),
@@ -110,4 +126,4 @@ def export_json(w: Walk) -> dict[str, Any]:
     }
 
 
-__all__ = ["Move", "TakeBackNote", "Walk", "walk", "export_json", "ReplayError"]
+__all__ = ["ChatNote", "Move", "TakeBackNote", "Walk", "walk", "export_json", "ReplayError"]

@@ -35,6 +35,7 @@ class Verdict:
     # A fault's record stands where the message it cites was: (seq, that message), which its signer
     # signed for that place too (replay/forks.py counts it).
     cited: tuple[tuple[int, bytes], ...] = field(default=(), repr=False, compare=False)
+    chat: int = 0  # lines of chat in the file (protocol 3), each checked
 
     def line(self) -> str:
         if not self.ok:
@@ -64,9 +65,10 @@ class Verdict:
             deal = ", deal audited" if o.audited else f", deal not audited: {o.audit_note}"
         takebacks = "".join(f", {n} takeback{'' if n == 1 else 's'} by {self.names[seat]}"
                             for seat, n in enumerate(o.takebacks) if n)
+        chat = f", {self.chat} line{'' if self.chat == 1 else 's'} of chat" if self.chat else ""
         return (f"{self.names[0]} vs {self.names[1]}, {ruleset}, {result}, "
                 f"{o.scores[0]}-{o.scores[1]}, {o.moves} move{'' if o.moves == 1 else 's'} ({o.end}){deal}"
-                f"{takebacks}")
+                f"{takebacks}{chat}")
 
     def to_json(self) -> dict[str, Any]:
         o = self.outcome
@@ -82,6 +84,7 @@ class Verdict:
             "takebacks": list(o.takebacks) if o else None,
             "fault": ({"loser": 2 - (o.winner or 0), "record": o.fault + 1, "why": o.reason}
                       if o and o.fault is not None else None),
+            "chat": self.chat,
             "torn_tail": {"record": self.torn.record, "offset": self.torn.offset} if self.torn else None,
         }
 
@@ -97,12 +100,18 @@ class Verifier(Visitor):
     first record refused, in ``basilica verify``'s words."""
 
     def __init__(self) -> None:
+        self.chain: list[bytes] = []  # the game's chain (a network game's chat lines stand beside it)
         self.signers: list[bytes] = []
         self.cited: list[tuple[int, bytes]] = []
+        self.chat = 0
         self.error = ""
 
     def taken(self, number: int, got: Accepted, seat: Seat) -> None:
         env = got.envelope
+        if env.type == "chat":
+            self.chat += 1
+            return
+        self.chain.append(env.raw)
         self.signers.append(env.sender)
         if env.type == "fault":
             self.cited.append((env.seq, env.body["message"]))
@@ -129,8 +138,8 @@ def verify_file(path: Path, manifests: dict[str, Manifest] | None = None, *visit
     base = dict(path=name, names=(h.players[0][1], h.players[1][1]), ruleset=h.ruleset, festum=h.festum,
                 clock=str(h.clock) if h.clock is not None else "",
                 records=1 + len(replay.records), torn=replay.torn, game=h.game,
-                keys=(h.players[0][0], h.players[1][0]), chain=tuple(replay.records[:len(signers)]),
-                signers=tuple(signers), cited=tuple(checks.cited))
+                keys=(h.players[0][0], h.players[1][0]), chain=tuple(checks.chain),
+                signers=tuple(signers), cited=tuple(checks.cited), chat=checks.chat)
     if checks.error:
         return Verdict(ok=False, error=checks.error, **base)  # type: ignore[arg-type]
     if not seat.finished:

@@ -13,6 +13,7 @@ of ``_events`` (a move applied, a scoring, the clocks, the end).
 """
 
 from ._events import (
+    ChatSaid,
     ClocksChanged,
     GameOver,
     GameStarted,
@@ -42,7 +43,7 @@ from ._steps import (
 )
 
 __all__ = [
-    "Accepted", "Ask", "BAD_REVEAL", "ClocksChanged", "DECISIONS", "GameOver", "GameStarted", "Late",
+    "Accepted", "Ask", "BAD_REVEAL", "ChatSaid", "ClocksChanged", "DECISIONS", "GameOver", "GameStarted", "Late",
     "MoveApplied", "NothingToTakeBack", "Outgoing", "OwnMessageRefused", "PeerAway", "PeerBack", "Received", "Refusal",
     "Refused", "Scored", "Seat", "SeatEvent", "SeatSecrets", "Step", "StepKind", "TakenBack", "TimeWarning", "Told", "ask_for", "hello_body", "outcome_of",
     "printable",

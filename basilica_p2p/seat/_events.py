@@ -84,6 +84,17 @@ class GameOver:
     outcome: Outcome
 
 
+@dataclass(frozen=True)
+class ChatSaid:
+    """A line of chat (protocol 3), by ``who`` (0 or 1), said when ``at`` messages of the game
+    were in (so a replay shows it there); ``n`` is its number among its sender's lines."""
+
+    who: int
+    text: str
+    at: int
+    n: int
+
+
 # Told by the network driver (the seat knows no connections), beside the seat's own events.
 
 
@@ -116,4 +127,4 @@ class TimeWarning:
 
 
 SeatEvent = (GameStarted | MoveApplied | Scored | TakenBack | NothingToTakeBack | ClocksChanged | GameOver
-             | PeerAway | PeerBack | TimeWarning)
+             | ChatSaid | PeerAway | PeerBack | TimeWarning)

@@ -26,6 +26,7 @@ Each loop of a driver::
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
@@ -36,14 +37,16 @@ from ..engine import Action, Game, Manifest, Observation, Options, format_action
 from ..identity import Identity
 from ..referee import HIDDEN_DEAL, GameSpec, Outcome, Referee, protocol_of
 from ..wire import (
+    CHAT_TEXT,
     Envelope,
     ProtocolError,
+    as_text,
     commitment,
     jester_commitment,
     open_envelope,
     seal,
 )
-from ._events import ClocksChanged, GameOver, GameStarted, MoveApplied, Scored, SeatEvent, TakenBack
+from ._events import ChatSaid, ClocksChanged, GameOver, GameStarted, MoveApplied, Scored, SeatEvent, TakenBack
 from ._steps import (
     DECISIONS,
     Accepted,
@@ -125,6 +128,9 @@ class Seat:
         # Where the next move began: its engine events and scorings so far, its turn, its mover.
         self._mark = (0, 0, 0, 0)
         self._first: int | None = None  # who moved first, once the game has started
+        # Lines of chat taken (protocol 3), in the order taken, and each player's last number.
+        self.chat: list[Envelope] = []
+        self._chat_n: list[int] = [-1, -1]
 
     # --- reading ---------------------------------------------------------------
 
@@ -303,6 +309,27 @@ class Seat:
         in time (a claim, which the other side never countersigns)."""
         return self._sign(StepKind.FORFEIT, {"loser": 2 - self._own(), "reason": reason})
 
+    def say(self, typed: str) -> Outgoing | None:
+        """A line of chat (protocol 3, PROTOCOL.md §4d): what was typed made into the text rule's
+        text (:func:`~basilica_p2p.wire.as_text`, at most ``CHAT_TEXT`` code points), signed,
+        numbered after our last, and tied to where the game stands (``seq`` = the messages held,
+        ``prev`` = the last one's hash); outside the chain, its state and its rules.  None when
+        nothing printable was typed.  ValueError where no chat can be (a game of protocol 1 or 2,
+        before both hellos)."""
+        me = self._own()
+        ident = self._identity
+        assert ident is not None
+        if self.spec.limits is None or len(self.records) < 2:
+            raise ValueError("chat is for network games, after both hellos")
+        text = as_text(typed, CHAT_TEXT)
+        if not text:
+            return None
+        env = seal(ident.key, self.spec.game, len(self.records), self.referee.prev, StepKind.CHAT.value,
+                   {"n": self._chat_n[me] + 1, "text": text})
+        got = self._chat_line(env)
+        assert not isinstance(got, Refused), got
+        return Outgoing(env, got.events)
+
     def claim_fault(self, cited: bytes) -> Outgoing:
         """End the game with the other side's message that broke the rules, whole, as the proof
         (a ``fault``, protocol 3): ``cited`` is a refusal's :attr:`Refused.citable`."""
@@ -390,6 +417,8 @@ class Seat:
             except ProtocolError as e:
                 return Refused(Refusal.INVALID, f"the peer sent an invalid message: {e}",
                                f"rejected message {ref.seq}: {e}", detail=str(e))
+        if env.type == StepKind.CHAT:
+            return self._chat_line(env, live=self.me is not None and not known)
         if self.me is not None and not known:
             refused = self._live_checks(env, ours_ok, now)
             if refused is not None:
@@ -411,6 +440,31 @@ class Seat:
                 c.charge(now)
             news = (self._clock_event(now), *news)
         return Accepted(env, news)
+
+    def _chat_line(self, env: Envelope, live: bool = False) -> Accepted | Refused:
+        """Take a line of chat: a player's signature, this game, a place the chain has reached
+        (``seq``, and ``prev`` the hash of the message before it), numbered after its sender's
+        last.  Live, only the other side's (our own lines are made by :meth:`say`)."""
+        spec = self.spec
+        who = spec.player_of(env.sender)
+
+        def refused(why: str) -> Refused:
+            return Refused(Refusal.CHAT, f"a line of chat was refused: {why}", f"your chat was refused: {why}",
+                           detail=f"seq {env.seq}: a line of chat {why}")
+
+        if spec.limits is None:
+            return refused(f"in a game of protocol {spec.protocol} (only protocol 3 has chat)")
+        if who is None or (live and who == self.me):
+            return refused("not signed by the other player")
+        if env.game != spec.game:
+            return refused("for another game")
+        if not 2 <= env.seq <= len(self.records) or env.prev != hashlib.sha256(self.records[env.seq - 1]).digest():
+            return refused("said at a place this game has not reached")
+        if env.body["n"] <= self._chat_n[who]:
+            return refused(f"numbered {env.body['n']}, not after its sender's line {self._chat_n[who]}")
+        self._chat_n[who] = env.body["n"]
+        self.chat.append(env)
+        return Accepted(env, (ChatSaid(who, env.body["text"], env.seq, env.body["n"]),))
 
     def _citable(self, env: Envelope) -> bool:
         """Whether a refused message may be cited in a fault: a game of protocol 3, the other

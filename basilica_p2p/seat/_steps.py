@@ -30,6 +30,7 @@ class StepKind(str, Enum):
     TIMEOUT = "timeout"
     TAKEBACK = "takeback"
     FAULT = "fault"
+    CHAT = "chat"  # never due: a line either side may say at any time (protocol 3)
     DONE = "done"
 
 
@@ -115,6 +116,7 @@ class Refusal(str, Enum):
     TAKEBACK = "takeback"  # a takeback where takebacks are not played
     FORFEIT_NAMES_US = "forfeit-names-us"  # a forfeit declaring that we lost
     RULES = "rules"  # the referee refused it (PROTOCOL.md §6 and the rules)
+    CHAT = "chat"  # a line of chat that is not where it says it was said, or out of order (§4d)
 
 
 @dataclass(frozen=True)

@@ -12,9 +12,11 @@ from __future__ import annotations
 import difflib
 import math
 import os
+import queue
 import sys
+import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TextIO
 
 from rich.console import Console
@@ -45,10 +47,11 @@ from .screen import WIDTH_COLS, board_lines, decision_line
 SCREEN_LINES = 24
 RECENT = 4  # moves told again on the screen of our next decision
 DETAIL = "detail"  # log lines left out of that recap (a scoring's areas, the clean-up)
-COMMAND_WORDS = ("help", "list", "board", "log", "score", "scorings", "scoring", "rules", "clock", "undo", "quit")
+COMMAND_WORDS = ("help", "list", "board", "log", "score", "scorings", "scoring", "rules", "clock", "undo", "say",
+                 "quit")
 # How each kind of line of the narration is printed.
 STYLE = {LineKind.YOU: "dim", LineKind.THEM: "bold", LineKind.NOTE: "bold", LineKind.SCORING: "bold",
-         LineKind.DETAIL: "", LineKind.RESULT: "bold"}
+         LineKind.DETAIL: "", LineKind.RESULT: "bold", LineKind.CHAT: "italic"}
 
 
 class TerminalPlayer(AgentBase):
@@ -85,11 +88,54 @@ class TerminalPlayer(AgentBase):
         self.clocks: ClockView | None = None  # the latest clocks the game showed us
         self._clocks_at = 0.0  # when (time.monotonic) they came, to count the running one down
         self._narrator = Narrator(0, ("player 1", "player 2"))
+        # Chat in a network game: how to send a line, and the thread that reads every line typed
+        # (a person may chat while the other side decides, when no prompt of ours is asking).
+        self._chat: Callable[[str], str | None] | None = None
+        self._lines: queue.Queue[str | None] | None = None
+        self._choosing = threading.Event()
+        # Lines are read while the other side decides too: at a terminal, not from a script's pipe
+        # (whose lines are answers to our prompts, read when asked, as without chat).
+        self.chat_anytime = inp is None and sys.stdin.isatty()
 
     @property
     def traits(self) -> Traits:  # type: ignore[override]
         # A person: asked in a worker thread, never ahead of time; undo in a local game only.
-        return Traits(blocking=True, takes_back=self.takebacks)
+        return Traits(blocking=True, takes_back=self.takebacks, chats=True)
+
+    def open_chat(self, say: Callable[[str], str | None]) -> None:
+        self._chat = say
+        if self._lines is None and self.chat_anytime:
+            self._lines = queue.Queue()
+            threading.Thread(target=self._pump, name="line-client-input", daemon=True).start()
+
+    def _pump(self) -> None:
+        """Every line typed, for the game's whole life: to our prompt while one asks, else a line of
+        chat ('say TEXT'), or a word on why nothing else can be done now."""
+        assert self._lines is not None
+        while True:
+            line = self._read_line("")
+            if self._choosing.is_set() or line is None:
+                self._lines.put(line)
+                if line is None:
+                    return
+                continue
+            text = line.strip()
+            word, _, arg = text.partition(" ")
+            if word.lower() == "say":
+                self._send_chat(arg)
+            elif text:
+                self._say("It is not your decision: 'say TEXT' sends a line of chat meanwhile.", "dim")
+
+    def _send_chat(self, text: str) -> None:
+        if self._chat is None:
+            self._say("chat is for network games: there is nobody to read it here", "red")
+            return
+        if not text.strip():
+            self._say("say what? 'say TEXT' sends TEXT to the other player", "red")
+            return
+        why = self._chat(text)
+        if why is not None:
+            self._say(f"not sent: {why}", "red")
 
     # --- told by the game ---------------------------------------------------------
 
@@ -146,7 +192,8 @@ class TerminalPlayer(AgentBase):
         """While the other side decides: the board as it now is, and whom we wait for."""
         if view.pending is None or view.pending.player == view.player:
             return
-        waiting = f"Waiting for {self.names[view.pending.player]}..."
+        waiting = f"Waiting for {self.names[view.pending.player]}..." + \
+            (" ('say TEXT' to chat)" if self._chat is not None else "")
         if self.clear:
             self._draw(view, None, waiting=waiting)
         elif not self._waiting:
@@ -181,6 +228,13 @@ class TerminalPlayer(AgentBase):
         self._partial = ""
         self._draw(obs, texts)
         me = f"{self.names[obs.player]} (player {obs.player + 1})"
+        self._choosing.set()
+        try:
+            return self._prompt(obs, legal, texts, me)
+        finally:
+            self._choosing.clear()
+
+    def _prompt(self, obs: Observation, legal: list[Action], texts: list[str], me: str) -> Decision:
         while True:
             line = self._read("> ")
             if line is None:
@@ -224,6 +278,9 @@ class TerminalPlayer(AgentBase):
                 continue
             if cmd in ("clock", "clocks"):
                 self._say(self.clock_line() or "This game has no clock.")
+                continue
+            if cmd == "say":
+                self._send_chat(arg)
                 continue
             if cmd in ("undo", "takeback"):
                 if not self.takebacks:
@@ -492,6 +549,13 @@ class TerminalPlayer(AgentBase):
         self._say(entry, "" if style == DETAIL else style)
 
     def _read(self, prompt: str) -> str | None:
+        if self._lines is not None:  # the pump reads (network games with chat)
+            self.console.file.write(prompt)  # as input() would: never cut to the console's width
+            self.console.file.flush()
+            return self._lines.get()
+        return self._read_line(prompt)
+
+    def _read_line(self, prompt: str) -> str | None:
         if self.inp is not None:
             self.console.print(prompt, end="")
             self.console.file.flush()
@@ -499,7 +563,8 @@ class TerminalPlayer(AgentBase):
             self.console.print(line.rstrip("\n"), markup=False, highlight=False)  # a transcript reads like a session
             return line if line else None
         _enable_completion(self)
-        _forget_typed_ahead()  # keys pressed while waiting were for a screen not yet shown
+        if self._lines is None:  # (with chat, what is typed while waiting may be a line of chat)
+            _forget_typed_ahead()  # keys pressed while waiting were for a screen not yet shown
         try:
             return input(prompt)
         except EOFError:

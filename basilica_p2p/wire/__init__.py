@@ -4,10 +4,11 @@ from .canonical import MAX_MESSAGE, decode, encode
 from .commit import commitment, game_seed, jester_commitment, new_nonce
 from .envelope import PROTOCOL_VERSION, Envelope, open_envelope, public_bytes, seal
 from .errors import ProtocolError
-from .messages import SCHEMAS, SHUFFLE_SCHEME, check_body
+from .messages import CHAT_TEXT, SCHEMAS, SHUFFLE_SCHEME, check_body
+from .text import as_text
 
 __all__ = [
-    "MAX_MESSAGE", "PROTOCOL_VERSION", "SCHEMAS", "SHUFFLE_SCHEME", "Envelope", "ProtocolError", "check_body",
+    "CHAT_TEXT", "MAX_MESSAGE", "PROTOCOL_VERSION", "SCHEMAS", "SHUFFLE_SCHEME", "Envelope", "ProtocolError", "check_body",
     "commitment", "decode", "encode", "game_seed", "jester_commitment", "new_nonce", "open_envelope",
-    "public_bytes", "seal",
+    "as_text", "public_bytes", "seal",
 ]

@@ -61,6 +61,7 @@ def _scores(v: Any) -> bool:
     return isinstance(v, list) and len(v) == 2 and all(_uint(x) for x in v)
 
 
+CHAT_TEXT = 500  # code points in one line of chat
 MAX_DECKS = 64  # decks dealt in one step: the box's face cards and its sub-decks
 MAX_SHARES = 512  # cards opened in one round
 
@@ -108,6 +109,9 @@ SCHEMAS: dict[str, tuple[tuple[str, Checker], ...]] = {
     # Protocol 3 (§4c): the other side signed a message that breaks the rules; this ends the
     # game with that message, whole, as the proof.
     "fault": (("loser", _player), ("message", _envelope)),
+    # Protocol 3: a line of chat, outside the game's chain, state and rules (§4d): its sender's
+    # running number and the text.
+    "chat": (("n", _uint), ("text", _text(CHAT_TEXT))),
 }
 
 # Fields a body may carry after its schema's own, each present or not but always in this

@@ -48,6 +48,15 @@ def is_text(value: object, limit: int) -> bool:
     return isinstance(value, str) and 0 < len(value) <= limit and is_printable(value)
 
 
+def as_text(typed: str, limit: int) -> str:
+    """What a person typed, made into the wire's text(``limit``): tabs and line breaks become
+    spaces, every other code point the rule refuses (terminal escapes, bidi overrides, control
+    characters) is dropped, and the rest is cut to ``limit`` code points; "" when nothing is left."""
+    spaced = "".join(" " if ch in "\t\r\n" else ch for ch in typed)
+    kept = "".join(ch for ch in spaced if printable_code_point(ord(ch))).strip()
+    return kept[:limit].rstrip()
+
+
 # --- the generator ----------------------------------------------------------
 
 

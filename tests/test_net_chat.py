@@ -1,0 +1,156 @@
+"""Chat over a network game (PROTOCOL.md §4d, net/chat.py): lines said while either side decides
+reach the other, both replays record them and verify; a peer that takes no chat is sent none;
+a flood is turned away without slowing the game."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+from typing import Any, Callable
+
+import pytest
+import trio
+
+from basilica_p2p.agent import AgentBase, Traits
+from basilica_p2p.bots import RandomBot
+from basilica_p2p.engine import default_manifest
+from basilica_p2p.net.chat import BURST, ChatGate, is_chat
+from basilica_p2p.net.peer import PeerConfig
+from basilica_p2p.replay.file import read_replay
+from basilica_p2p.replay.verify import verify_file
+from basilica_p2p.seat import Ask, ChatSaid, SeatEvent
+from basilica_p2p.wire import open_envelope
+
+from net_harness import ALICE, BOB, DEFAULT, FAST, ScriptedPeer, at_step, host_and_join, run_against
+
+
+class Chatter(AgentBase):
+    """A person who plays random moves and says a line at some of its decisions (asked in a
+    worker thread, as a person is), keeping every line it is told of and every refusal."""
+
+    def __init__(self, seed: int, lines: dict[int, str]) -> None:
+        self.bot = RandomBot(seed)
+        self.traits = Traits(blocking=True, chats=True)
+        self.lines = lines  # decision number -> what to say then
+        self.decisions = 0
+        self.heard: list[ChatSaid] = []
+        self.not_said: list[str] = []
+        self.say: Callable[[str], str | None] | None = None
+        self.lock = threading.Lock()
+
+    def open_chat(self, say: Callable[[str], str | None]) -> None:
+        self.say = say
+
+    def choose(self, ask: Ask) -> Any:
+        self.decisions += 1
+        text = self.lines.get(self.decisions)
+        if text is not None:
+            why = self.say(text) if self.say is not None else "no chat was opened"
+            if why is not None:
+                self.not_said.append(why)
+        return self.bot.choose(ask.view, ask.legal)
+
+    def observe(self, event: SeatEvent) -> None:
+        if isinstance(event, ChatSaid):
+            with self.lock:
+                self.heard.append(event)
+
+
+def config(me: Any, agent: Any, replay_dir: Path, chat: bool) -> PeerConfig:
+    c = PeerConfig(me, DEFAULT, lambda k: agent, replay_dir, None, FAST, 1)
+    c.chat = chat
+    return c
+
+
+def chat_lines(path: Path) -> list[tuple[str, str]]:
+    lines = []
+    for raw in read_replay(path).records:
+        env = open_envelope(raw)
+        if env.type == "chat":
+            lines.append(("alice" if env.sender == ALICE.public else "bob", env.body["text"]))
+    return lines
+
+
+@pytest.mark.trio
+async def test_lines_said_by_both_players_reach_each_other_and_both_replays_verify_with_them(tmp_path: Path) -> None:
+    alice = Chatter(1, {1: "good luck, have fun", 5: "nice vault \x1b[31m", 12: "gg soon"})
+    bob = Chatter(2, {2: "you too", 8: "\u202eevil text"})
+    result = await host_and_join(config(ALICE, alice, tmp_path / "a", True), config(BOB, bob, tmp_path / "b", True),
+                                 limit=60)
+    assert isinstance(result.host, list) and isinstance(result.join, list), result
+    assert alice.not_said == [] and bob.not_said == []
+    said = {("alice", "good luck, have fun"), ("alice", "nice vault [31m"), ("alice", "gg soon"),
+            ("bob", "you too"), ("bob", "evil text")}
+    for who, agent in (("alice", alice), ("bob", bob)):
+        heard = {(("alice", "bob")[e.who], e.text) for e in agent.heard}
+        assert heard == said, (who, heard)
+    for side in ("a", "b"):
+        (path,) = (tmp_path / side).glob("*.replay")
+        v = verify_file(path)
+        assert v.ok, v.error
+        assert v.chat == 5 and set(chat_lines(path)) == said
+    records = [[r for r in read_replay(p).records if not is_chat(r)] for p in
+               (next((tmp_path / "a").glob("*.replay")), next((tmp_path / "b").glob("*.replay")))]
+    assert records[0] == records[1]  # the game's chain is the same on both sides, chat beside it
+
+
+@pytest.mark.trio
+async def test_a_side_that_takes_no_chat_is_sent_none_and_the_sayer_learns_why(tmp_path: Path) -> None:
+    alice = Chatter(1, {1: "hello?"})
+    bob = Chatter(2, {1: "hi"})
+    result = await host_and_join(config(ALICE, alice, tmp_path / "a", True), config(BOB, bob, tmp_path / "b", False),
+                                 limit=60)
+    assert isinstance(result.host, list) and isinstance(result.join, list), result
+    assert bob.not_said == ["no chat was opened"]  # --no-chat: no chat is opened to this side's person
+    assert len(alice.not_said) == 1 and "bob's side takes no chat" in alice.not_said[0]
+    for side in ("a", "b"):
+        (path,) = (tmp_path / side).glob("*.replay")
+        assert verify_file(path).ok and chat_lines(path) == []
+
+
+@pytest.mark.trio
+async def test_a_flood_of_chat_is_turned_away_at_the_gate_and_the_game_goes_on(tmp_path: Path) -> None:
+    logged: list[str] = []
+
+    async def flood(peer: ScriptedPeer) -> None:
+        await peer.hello()
+        step = await peer.play(at_step("action", after=6))
+        assert step == "action"
+        assert peer.ref is not None
+        for n in range(200):
+            await peer.send_env(peer.forge("chat", {"n": n, "text": f"spam {n}"}))
+        await peer.play()
+
+    run = await run_against(flood, tmp_path, agent=RandomBot(3), chat=True, log=logged.append, honest_seat=0)
+    assert run.error is None, run.error
+    v = verify_file(run.replay)
+    assert v.ok, v.error
+    assert 1 <= v.chat <= BURST + 1  # what the gate let in: the burst, and no more in the same instant
+    assert sum("lines of chat a second: lines dropped" in line for line in logged) == 1
+
+
+@pytest.mark.trio
+async def test_chat_from_a_peer_never_offered_it_is_neither_heard_nor_recorded(tmp_path: Path) -> None:
+    async def chatty(peer: ScriptedPeer) -> None:
+        await peer.hello()
+        await peer.play(at_step("action", after=6))
+        await peer.send_env(peer.forge("chat", {"n": 0, "text": "unasked"}))
+        await peer.play()
+
+    heard: list[SeatEvent] = []
+    run = await run_against(chatty, tmp_path, agent=RandomBot(3), chat=False, watch=heard.append)
+    assert run.error is None, run.error
+    assert verify_file(run.replay).chat == 0 and not any(isinstance(e, ChatSaid) for e in heard)
+
+
+def test_the_gate_lets_a_burst_in_then_a_steady_rate() -> None:
+    gate = ChatGate(rate=3.0, burst=6)
+    assert [gate.let_in(0.0) for _ in range(8)] == [True] * 6 + [False, False]
+    assert gate.dropped == 2
+    assert gate.let_in(1 / 3) and not gate.let_in(1 / 3)
+    assert [gate.let_in(10.0) for _ in range(7)] == [True] * 6 + [False]  # refilled, never past the burst
+
+
+@pytest.mark.parametrize("raw", [b"", b"\xc1", b"\x92\x01\x02", b"\x92\xc4\x01x\xc4\x00"])
+def test_garbage_is_not_taken_for_chat(raw: bytes) -> None:
+    assert not is_chat(raw)
