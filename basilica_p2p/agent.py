@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 from .engine import Action, Manifest, Observation, format_action
 
 if TYPE_CHECKING:
-    from .seat import Ask, SeatEvent
+    from .seat import Ask, SeatEvent, Series
 
 REASON_LIMIT = 200  # characters of a recorded forfeit reason (PROTOCOL.md)
 
@@ -89,6 +89,8 @@ class Agent(Protocol):
 
     def open_chat(self, say: Callable[[str], str | None]) -> None: ...
 
+    def again(self, series: Series) -> bool: ...
+
     def close(self) -> None: ...
 
 
@@ -110,6 +112,11 @@ class AgentBase:
     def open_chat(self, say: Callable[[str], str | None]) -> None:
         """A network game where the agent ``traits.chats``: ``say`` (callable from any thread)
         sends a line, returning None, or why it cannot in one line (PROTOCOL.md §4d)."""
+
+    def again(self, series: Series) -> bool:
+        """After a network game whose both sides may play again: whether this side wants another
+        game on the same connection (the series so far in ``series``).  A bot wants none."""
+        return False
 
     def close(self) -> None:
         pass

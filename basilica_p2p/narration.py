@@ -20,6 +20,7 @@ from .engine import actions as A
 from .engine.observation import OrderFace
 from .referee import END_FAULT, END_FORFEIT, END_TIME, Outcome
 from .seat import (
+    AgainOffered,
     ChatSaid,
     ClocksChanged,
     GameOver,
@@ -107,6 +108,9 @@ class Narrator:
             return [self._line(presence_words(event, self.names, self.seat), LineKind.NOTE)]
         if isinstance(event, ChatSaid):
             return [self._line(chat_words(event, self.names, self.seat), LineKind.CHAT)]
+        if isinstance(event, AgainOffered):
+            return [self._line(f"{event.name} would like to play again." if event.yes else
+                               f"{event.name} wants no other game.", LineKind.NOTE)]
         return []
 
     def _started(self, event: GameStarted) -> list[Line]:

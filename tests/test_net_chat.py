@@ -18,7 +18,7 @@ from basilica_p2p.net.chat import BURST, ChatGate, is_chat
 from basilica_p2p.net.peer import PeerConfig
 from basilica_p2p.replay.file import read_replay
 from basilica_p2p.replay.verify import verify_file
-from basilica_p2p.seat import Ask, ChatSaid, SeatEvent
+from basilica_p2p.seat import AgainOffered, Ask, ChatSaid, SeatEvent, Series
 from basilica_p2p.wire import open_envelope
 
 from net_harness import ALICE, BOB, DEFAULT, FAST, ScriptedPeer, at_step, host_and_join, run_against
@@ -154,3 +154,86 @@ def test_the_gate_lets_a_burst_in_then_a_steady_rate() -> None:
 @pytest.mark.parametrize("raw", [b"", b"\xc1", b"\x92\x01\x02", b"\x92\xc4\x01x\xc4\x00"])
 def test_garbage_is_not_taken_for_chat(raw: bytes) -> None:
     assert not is_chat(raw)
+
+
+# --- playing again on the same connection (net/again.py) ----------------------------------------
+
+
+class Rematcher(Chatter):
+    """A Chatter that answers each "another game?" from ``answers`` (then no), saying a line
+    after each game first."""
+
+    def __init__(self, seed: int, answers: list[bool], after: str = "") -> None:
+        super().__init__(seed, {})
+        self.answers = answers
+        self.after = after
+        self.asked: list[Series] = []
+        self.offered: list[AgainOffered] = []
+
+    def again(self, series: Series) -> bool:
+        self.asked.append(series)
+        if self.after and self.say is not None:
+            why = self.say(f"{self.after} {len(self.asked)}")
+            if why is not None:
+                self.not_said.append(why)
+        return self.answers.pop(0) if self.answers else False
+
+    def observe(self, event: SeatEvent) -> None:
+        super().observe(event)
+        if isinstance(event, AgainOffered):
+            self.offered.append(event)
+
+
+def rematch_config(me: Any, agent: Any, replay_dir: Path, again: bool = True) -> PeerConfig:
+    c = config(me, agent, replay_dir, True)
+    c.again = again
+    return c
+
+
+@pytest.mark.trio
+async def test_two_rematches_play_three_games_on_one_connection_with_alternating_seats(tmp_path: Path) -> None:
+    # P16: seats alternate; who moves first is each game's own draw, which verify re-checks.
+    alice = Rematcher(1, [True, True, False], after="gg")
+    bob = Rematcher(2, [True, True, True], after="wp")
+    result = await host_and_join(rematch_config(ALICE, alice, tmp_path / "a"),
+                                 rematch_config(BOB, bob, tmp_path / "b"), limit=120)
+    assert isinstance(result.host, list) and isinstance(result.join, list), result
+    assert [r.seat for r in result.host] == [0, 1, 0] and [r.seat for r in result.join] == [1, 0, 1]
+    assert len({r.replay.name.split("-")[0] for r in result.host}) == 3  # a new game id each time
+    # Each was asked after every game, with the series so far, as each side counts it.
+    assert [s.games for s in alice.asked] == [1, 2, 3] and [s.games for s in bob.asked] == [1, 2, 3]
+    last_a, last_b = alice.asked[-1], bob.asked[-1]
+    assert last_a.names == ("alice", "bob") and last_b.names == ("bob", "alice")
+    assert last_a.wins == last_b.wins[::-1] and last_a.shared == last_b.shared
+    # Bob heard alice's "no" after the third game, whoever answered first.
+    assert AgainOffered("alice", False) in bob.offered and AgainOffered("bob", False) not in alice.offered
+    for side in ("a", "b"):
+        paths = sorted((tmp_path / side).glob("*.replay"))
+        assert len(paths) == 3
+        for path in paths:
+            v = verify_file(path)
+            assert v.ok, v.error
+    # Lines said after a game's last move are in that game's replays (both sides').
+    said_after = {text for path in (tmp_path / "a").glob("*.replay") for _, text in chat_lines(path)}
+    assert {"gg 1", "gg 2", "wp 1", "wp 2"} <= said_after, said_after
+
+
+@pytest.mark.trio
+async def test_an_offer_declined_ends_the_session_after_one_game(tmp_path: Path) -> None:
+    alice = Rematcher(1, [True])
+    bob = Rematcher(2, [False])
+    result = await host_and_join(rematch_config(ALICE, alice, tmp_path / "a"),
+                                 rematch_config(BOB, bob, tmp_path / "b"), limit=60)
+    assert isinstance(result.host, list) and isinstance(result.join, list), result
+    assert len(result.host) == len(result.join) == 1
+    assert AgainOffered("bob", False) in alice.offered
+
+
+@pytest.mark.trio
+async def test_a_side_that_cannot_play_again_is_never_asked_and_nobody_waits(tmp_path: Path) -> None:
+    alice = Rematcher(1, [True])
+    bob = Rematcher(2, [True])
+    result = await host_and_join(rematch_config(ALICE, alice, tmp_path / "a"),
+                                 rematch_config(BOB, bob, tmp_path / "b", again=False), limit=60)
+    assert isinstance(result.host, list) and isinstance(result.join, list), result
+    assert len(result.host) == 1 and alice.asked == [] and bob.asked == []

@@ -58,6 +58,7 @@ Keys and mouse
   t                talk: write a line to the other player (a network game); Enter
                    sends it, Esc goes back to the game
   m                mute the other player's chat (m again shows it)
+  r                after a network game: offer another game, or accept the offer
   q, Ctrl-C, Ctrl-D  leave the game (asks first: leaving is a forfeit)
 (one-letter keys work while the box is empty)"""
 
@@ -294,6 +295,8 @@ class BasilicaApp(App[None]):
         keys.append(("?", "help"))
         if self.snap is not None and self.snap.deciding:
             keys += [("Enter", "play"), ("Esc", "start over")]
+        if self.snap is not None and self.snap.again:
+            keys = [("r", "play again"), ("q", "leave")] + keys[1:]
         width = self.size.width
         for gap in ("  ", " ", ""):  # closer together rather than cut at the edge (80 columns)
             line = Text()
@@ -347,7 +350,10 @@ class BasilicaApp(App[None]):
         choices = self.query_one("#choices", OptionList)
         if obs is None:
             return
-        if snap.result:
+        if snap.again:
+            decision.update(Text(f"{snap.result}  {snap.again} Another game? r offers one (or accepts the "
+                                 "offer), q leaves.", style="bold"))
+        elif snap.result:
             decision.update(Text(snap.result + ("  (q leaves; s: scorings; l: log)"
                                                 if self.finished else ""), style="bold"))
         elif snap.deciding:
@@ -516,6 +522,11 @@ class BasilicaApp(App[None]):
             return
         self.query_one("#chat", Input).focus()
 
+    def action_again(self) -> None:
+        if self.snap is None or not self.snap.again:
+            return
+        self.player.answer_again(True)
+
     def action_mute(self) -> None:
         if self.snap is None or not self.snap.chat:
             return
@@ -585,6 +596,10 @@ class BasilicaApp(App[None]):
     def action_leave(self) -> None:
         if self.finished:
             self.exit()
+            return
+        if self.snap is not None and self.snap.again:  # no other game: the session ends, and the app
+            self.leaving = True
+            self.player.answer_again(False)
             return
         if isinstance(self.screen, Question):
             self.screen.dismiss(True)  # asked twice (a second Ctrl-C or Ctrl-D): yes, as at the prompt

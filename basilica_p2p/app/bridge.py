@@ -24,7 +24,10 @@ from ..agent import AgentBase, Decision, Resign, TakeBack, Traits
 from ..engine import Manifest, Observation, format_action
 from ..narration import CLEAN_UP as CLEAN_UP_TEXT
 from ..narration import LineKind, Narrator, names_shown
-from ..seat import Ask, ClocksChanged as SeatClocks, GameStarted, GameOver, MoveApplied, PeerAway, PeerBack, Scored, SeatEvent, TakenBack
+from ..seat import (
+    AgainOffered, Ask, ClocksChanged as SeatClocks, GameStarted, GameOver, MoveApplied, PeerAway, PeerBack, Scored,
+    SeatEvent, Series, TakenBack,
+)
 from .model import Entry, Scoring, Snapshot
 
 
@@ -62,6 +65,8 @@ class AppPlayer(AgentBase):
         self.network = network  # leaving while the other side decides stops without a forfeit
         self.traits = Traits(blocking=True, takes_back=undo, chats=network)
         self._chat: Callable[[str], str | None] | None = None  # sends a line (a network game with chat)
+        self._again = ""  # the question after a network game, while it is asked
+        self._again_answers: queue.Queue[bool] = queue.Queue()
         self.console = Console(quiet=True)  # tui.local's "thinking" spinner: the app says who decides instead
         self.app: Any = None
         self.seat: int | None = None
@@ -97,6 +102,22 @@ class AppPlayer(AgentBase):
         chat = self._chat
         return "this game has no chat" if chat is None else chat(text)
 
+    def again(self, series: Series) -> bool:
+        """After a network game both sides may play again: 'r' in the app offers (or accepts)."""
+        while not self._again_answers.empty():
+            self._again_answers.get_nowait()
+        self._again = f"Series: {series.line()}."
+        self._post()
+        try:
+            return self._again_answers.get()
+        finally:
+            self._again = ""
+            self._post()
+
+    def answer_again(self, yes: bool) -> None:
+        """The person's answer to :meth:`again` (from the app's thread)."""
+        self._again_answers.put(yes)
+
     def open_chat(self, say: Callable[[str], str | None]) -> None:
         self._chat = say
         self._post(self._asking)
@@ -117,7 +138,7 @@ class AppPlayer(AgentBase):
             return Snapshot(self.names, self.seat, view, tuple(self._entries), tuple(s for s, _ in self._scorings),
                             tuple(legal), tuple(self._notes.values()) if legal else (), waiting, result,
                             bool(legal) and self.undo and any(p < ply for p in self._decided), self._away,
-                            self._chat is not None)
+                            self._chat is not None, self._again)
 
     def _post(self, legal: Sequence[str] = ()) -> None:
         if self.app is not None:
@@ -150,6 +171,8 @@ class AppPlayer(AgentBase):
                 self._away = lines[-1].text if lines else ""
             elif isinstance(event, (PeerBack, GameOver)):
                 self._away = ""
+            elif isinstance(event, AgainOffered) and not event.yes:
+                self._again_answers.put(False)  # our question is moot: the asking is over
             if isinstance(event, Scored):
                 # Scoring results are public: kept, to be read again (s, and the panel).
                 self._scorings.append((Scoring(event.number, event.turn, tuple(line.text for line in lines

@@ -57,6 +57,7 @@ class Snapshot:
     can_undo: bool = False
     away: str = ""  # a network game whose other side has gone: the wait, counted down
     chat: bool = False  # a network game with chat open: the chat box is shown
+    again: str = ""  # after a network game: the series so far, while another game is asked for
 
     @property
     def deciding(self) -> bool:

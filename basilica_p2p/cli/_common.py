@@ -167,6 +167,14 @@ def _report_games(reports, me_name: str) -> None:  # type: ignore[no-untyped-def
     """
     for i, r in enumerate(reports, start=1):
         typer.echo(report_line(i, r, me_name))
+    if len(reports) > 1:
+        from ..net.again import counted
+
+        series = None
+        for r in reports:
+            series = counted(series, me_name, r)
+        assert series is not None
+        typer.echo(f"series: {series.line()}")
 
 
 def report_line(number: int, r, me_name: str) -> str:  # type: ignore[no-untyped-def]

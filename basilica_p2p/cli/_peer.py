@@ -87,6 +87,7 @@ def _net_options(
     config.ledger = GameLedger(home)
     config.person = person
     config.chat = chat and person is not None  # bots ignore chat, and are sent none
+    config.again = person is not None  # a person may play again after the game (net/again.py); a bot never asks
     return config
 
 

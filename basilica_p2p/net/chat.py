@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 
 import trio
 
+from ..agent import Agent
 from ..seat import Accepted, SeatEvent, StepKind, printable
 from ..wire import CHAT_TEXT, ProtocolError, as_text, decode
 from .connection import Connection, PeerGone, SessionError
@@ -82,6 +83,32 @@ class Chat:
 
     def __post_init__(self) -> None:
         self._outbox, self._lines = trio.open_memory_channel[str](OUTBOX)
+        self._speaking = trio.CancelScope()
+
+    def open(self, agent: Agent) -> None:
+        """Chat is open to ``agent`` (a person's): what it submits is said, for the connection's
+        life or until :meth:`close`."""
+        nursery = self.conn.nursery
+        if nursery is None:
+            return
+
+        async def speak() -> None:
+            with self._speaking:
+                await self.speak()
+
+        agent.open_chat(self.submitter())
+        nursery.start_soon(speak)
+
+    def close(self) -> None:
+        """No more lines: the game's replay, which lines are the last to be written to, is closed."""
+        self._speaking.cancel()
+        self._outbox.close()
+        self.side.writer.close()
+
+    def hear_any(self, raw: bytes) -> None:
+        """An envelope that came after the game: heard if it is a line of chat, else let go."""
+        if is_chat(raw):
+            self.hear(raw)
 
     def hear(self, raw: bytes) -> None:
         """A line the peer sent: taken (recorded, told) if the gate lets it in and the seat
@@ -114,6 +141,8 @@ class Chat:
             self._outbox.send_nowait(typed)
         except trio.WouldBlock:
             return f"{OUTBOX} lines are waiting to be sent already"
+        except trio.ClosedResourceError:
+            return "chat closed with the game"
         return None
 
     def submitter(self) -> Callable[[str], str | None]:

@@ -19,6 +19,7 @@ import trio
 from ..seat import printable
 from ..wire import ProtocolError
 from .framing import (
+    AGAIN_OFFER,
     CHAT_OFFER,
     CHECKED_OFFER,
     CHECKED_SWITCH,
@@ -118,6 +119,9 @@ class Connection:
         # chat names the place in the chain it was said at, which the peer must hold first).
         self.chat = False
         self.peer_chats = False
+        # Whether we, and the peer, may play again after a game (net/again.py).
+        self.again = False
+        self.peer_again = False
         self.order = trio.Lock()
         # Envelopes read while our person decided (net/chat.py), and what ended that reading:
         # the play loop takes them first.
@@ -151,6 +155,8 @@ class Connection:
             await self.framed.send_control("pong", n=CHECKED_OFFER)
             if self.chat:
                 await self.framed.send_control("pong", n=CHAT_OFFER)
+            if self.again:
+                await self.framed.send_control("pong", n=AGAIN_OFFER)
         except (PeerClosed, PeerTimeout):
             pass  # the next read says what became of the connection, in its words
 
@@ -240,6 +246,22 @@ class Connection:
                 return msg
             await self._answer(msg)
 
+    async def receive_again(self, deadline: float, envelope: Callable[[bytes], None] = lambda raw: None) -> bool:
+        """The peer's answer after a game (net/again.py): whether it wants another; False when
+        none comes by ``deadline``.  Envelopes meanwhile (lines of chat) go to ``envelope``."""
+        while True:
+            with trio.move_on_after(max(0.0, deadline - trio.current_time())) as scope:
+                frame = await self._frame()
+            if scope.cancelled_caught:
+                return False
+            if frame.kind == ENVELOPE:
+                envelope(frame.body)
+                continue
+            msg = await self._control(frame)
+            if msg["t"] == "again":
+                return msg["yes"] is True
+            await self._answer(msg)
+
     async def _answer(self, msg: dict[str, Any]) -> None:
         """Control messages that mean the same wherever they come: ping, an error notice, goodbye,
         the switch to checked frames."""
@@ -251,6 +273,8 @@ class Connection:
             self.framed.checked_in = True
         elif msg["t"] == "pong" and msg["n"] == CHAT_OFFER:
             self.peer_chats = True
+        elif msg["t"] == "pong" and msg["n"] == AGAIN_OFFER:
+            self.peer_again = True
         elif msg["t"] == "corrupted":
             raise CorruptedMessage("the connection corrupted a message: one of ours reached the other side "
                                    "damaged")

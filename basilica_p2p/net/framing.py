@@ -44,11 +44,14 @@ CHECKED_SWITCH = (1 << 63) + 3
 # "Send me lines of chat" (PROTOCOL.md §4d): an older peer, or one started with --no-chat,
 # never says it, and is sent none.
 CHAT_OFFER = (1 << 63) + 4
+# "I may play again after a game" (net/again.py): only then is an "again" answer sent.
+AGAIN_OFFER = (1 << 63) + 5
 
 CONTROL_SCHEMAS: dict[str, tuple[str, ...]] = {
     "ping": ("t", "n"),
     "pong": ("t", "n"),
     "error": ("t", "reason"),
+    "again": ("t", "yes"),  # after a game: this side wants another one, or not (net/again.py)
     "resume": ("t", "game", "have", "tip"),  # how many envelopes of this game I hold, the hash of the last
     "bye": ("t",),
     # Before a game on an invite's connection (net/gate.py): the host's signed challenge, the joiner's proof.

@@ -13,7 +13,10 @@ from pathlib import Path
 
 import trio
 
+from ..agent import as_agent
 from ..identity import Identity
+from ..seat import Series
+from .again import counted, play_again
 from .framing import FramedStream, PeerBye, PeerClosed, PeerTimeout
 from .ledger import GameLedger
 from .peers import KnownPeers
@@ -26,6 +29,7 @@ from .session import (
     Presence,
     Settings,
     Side,
+    Teller,
     Timeouts,
     Watch,
     forget_session,
@@ -59,12 +63,16 @@ class PeerConfig:
     # KB).  Without, each goes to ``on_game`` only, and a host of thousands of games holds no
     # more memory at the last than at the first.
     keep_reports: bool = True
+    series: Series | None = None  # the score of the games played on the connection so far
     chat: bool = False  # we take lines of chat (a person's side, without --no-chat): net/chat.py
+    # We may play again after the host's games (a person's side; a host of one game): net/again.py.
+    again: bool = False
 
 
 async def play_games(stream: trio.abc.Stream | FramedStream, hosting: bool, config: PeerConfig) -> list[GameReport]:
     conn = Connection(stream, config.timeouts, config.round_trips)
     conn.chat = config.chat
+    conn.again = config.again and (not hosting or config.games == 1)
     reports: list[GameReport] = []
     # A finished game's session file whose last message was ours: deleted once anything the
     # peer sends afterwards shows it read that message (the stream is in order).
@@ -76,6 +84,7 @@ async def play_games(stream: trio.abc.Stream | FramedStream, hosting: bool, conf
 
     async def games() -> None:
         k = 0
+        series: Series | None = None
         while True:
             if hosting and k == config.games:
                 await conn.framed.send_control("bye")
@@ -116,6 +125,8 @@ async def play_games(stream: trio.abc.Stream | FramedStream, hosting: bool, conf
             config.current = None
             if config.keep_reports:
                 reports.append(report)
+            if conn.left and report.chat is not None:
+                report.chat.close()
             if conn.left:
                 # The peer went away and did not come back: the game was claimed, and no other
                 # game can be played on this connection.
@@ -135,6 +146,16 @@ async def play_games(stream: trio.abc.Stream | FramedStream, hosting: bool, conf
             if config.on_game is not None:
                 config.on_game(report)
             k += 1
+            config.series = series = counted(series, config.me.name, report)
+            if report.chat is not None and (k == config.games or not hosting):
+                # The host's games are over: another one if both players want it.  (A joiner
+                # goes on either way: to the host's next hello, or to its goodbye.)
+                agent = as_agent(config.agent_for(k))
+                if await play_again(conn, agent, series, Teller(agent, config.watch), config.log,
+                                    report.chat) and hosting:
+                    config.games += 1
+            elif report.chat is not None:
+                report.chat.close()
 
     try:
         await conn.run(games)

@@ -16,7 +16,7 @@ that went away in net/presence.py.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -108,6 +108,8 @@ class GameReport:
     delivered: bool = False
     clock: TimeControl | None = None  # the game's time control (a joiner takes the host's)
     limits: Limits | None = None  # the game's agreed limits (a joiner takes the host's)
+    # Still open after the game, until both players answered whether to play again: close it then.
+    chat: Chat | None = field(default=None, repr=False, compare=False)
 
 
 async def play_one_game(
@@ -185,22 +187,19 @@ async def continue_game(conn: Connection, agent: object, side: Side, peer_name: 
     assert me is not None
     agent = as_agent(agent)
     agent.begin(me, seat.spec.names, seat.spec.manifest)
-    told = _Teller(agent, watch)
+    told = Teller(agent, watch)
     if len(side.records) > 2:
         # A resumed game: the screen starts from where the game stands.
         told(seat.resumed())
     chat = Chat(conn, side, told, log)
-    speaking = trio.CancelScope()
-    if conn.chat and agent.traits.chats and seat.spec.limits is not None and conn.nursery is not None:
-        agent.open_chat(chat.submitter())
-
-        async def speak() -> None:
-            with speaking:
-                await chat.speak()
-
-        conn.nursery.start_soon(speak)
+    if conn.chat and agent.traits.chats and seat.spec.limits is not None:
+        chat.open(agent)
+    # Lines of chat may still be said after the game while both players are asked about another
+    # (net/again.py): the chat, and the replay with it, stay open until then.
+    lingering = False
     try:
         await _play(conn, agent, side, log, told, presence, chat)
+        lingering = conn.again and conn.peer_again
     except PeerRefused:
         raise  # the peer stopped on purpose and said why: it will not resume
     except PeerGone as e:
@@ -212,8 +211,8 @@ async def continue_game(conn: Connection, agent: object, side: Side, peer_name: 
         await conn.tell_error(f"the other side stopped: {e}")
         raise
     finally:
-        speaking.cancel()
-        side.writer.close()
+        if not lingering:
+            chat.close()
     assert seat.outcome is not None
     # The sidecar stays until the peer is known to hold the result (see forget_session):
     # it may still need our last messages (basilica resume).
@@ -222,11 +221,11 @@ async def continue_game(conn: Connection, agent: object, side: Side, peer_name: 
         game = Game.new(seat.spec.manifest, seat.spec.options, bytes(32))
     delivered = open_envelope(side.records[-1]).sender != seat.spec.players[me]
     return GameReport(side.writer.path, me, peer_name, seat.outcome, game, side.sidecar, delivered, seat.spec.clock,
-                      seat.spec.limits)
+                      seat.spec.limits, chat if lingering else None)
 
 
-class _Teller:
-    """Tells our agent (and the watcher, if any) each event of our seat."""
+class Teller:
+    """Tells our agent (and the watcher, if any) each event of our seat, and the driver's own."""
 
     def __init__(self, agent: Agent, watch: Watch | None) -> None:
         self.agent, self.watch = agent, watch
@@ -249,7 +248,7 @@ def _decision_limit(spec: GameSpec, timeouts: Timeouts) -> float | None:
     return timeouts.move
 
 
-async def _play(conn: Connection, agent: Agent, side: Side, log: Callable[[str], None], told: _Teller,
+async def _play(conn: Connection, agent: Agent, side: Side, log: Callable[[str], None], told: Teller,
                 presence: Presence | None, chat: Chat) -> None:
     seat = side.seat
     me = seat.me
@@ -279,7 +278,7 @@ async def _play(conn: Connection, agent: Agent, side: Side, log: Callable[[str],
             return
 
 
-async def _send_own(conn: Connection, agent: Agent, side: Side, log: Callable[[str], None], told: _Teller,
+async def _send_own(conn: Connection, agent: Agent, side: Side, log: Callable[[str], None], told: Teller,
                     presence: Presence | None, chat: Chat) -> bool:
     """Make, record and send our due message; False when the game ended on our side (we resigned,
     our flag fell and the peer's claim came, or the peer did not come back while we decided)."""
@@ -342,7 +341,7 @@ async def _made(conn: Connection, seat: Seat, answer: Action | None) -> Outgoing
 
 
 async def _take_peers(conn: Connection, side: Side, step: Step, timed: bool, log: Callable[[str], None],
-                      told: _Teller, presence: Presence | None, chat: Chat) -> bool:
+                      told: Teller, presence: Presence | None, chat: Chat) -> bool:
     """Read, check and record the peer's due message; False when the game ended on our side (a
     claim of ours on time, by the agreed limit, or by absence)."""
     seat = side.seat
@@ -509,7 +508,7 @@ def lag_allowance(round_trips: Sequence[float]) -> float:
     return min(MAX_LAG, ordered[len(ordered) // 2])
 
 
-async def _await_claim(conn: Connection, side: Side, log: Callable[[str], None], told: _Teller,
+async def _await_claim(conn: Connection, side: Side, log: Callable[[str], None], told: Teller,
                        chat: Chat) -> None:
     """After our own flag fell: the peer's claim (or resignation) is all that may come."""
     log("our clock ran out: waiting for the other side's claim on time")
@@ -525,7 +524,7 @@ async def _await_claim(conn: Connection, side: Side, log: Callable[[str], None],
             told(await _accept(conn, side, raw, 0.0))
 
 
-async def _record_final(conn: Connection, side: Side, out: Outgoing, told: _Teller | None = None) -> tuple[SeatEvent, ...]:
+async def _record_final(conn: Connection, side: Side, out: Outgoing, told: Teller | None = None) -> tuple[SeatEvent, ...]:
     """Record and (best effort) send the message that ends the game; its events, told if ``told``."""
     async with conn.order:
         side.record(out.envelope.raw)
@@ -539,7 +538,7 @@ async def _record_final(conn: Connection, side: Side, out: Outgoing, told: _Tell
     return out.events
 
 
-async def _decide(conn: Connection, agent: Agent, side: Side, log: Callable[[str], None], told: _Teller,
+async def _decide(conn: Connection, agent: Agent, side: Side, log: Callable[[str], None], told: Teller,
                   presence: Presence | None, chat: Chat) -> Action | Resign | None:
     """Our player's decision (taken from a prefetch when one was made for it); None if a person's
     clock ran out at the prompt; a :class:`Resign` if it ran past the agreed limit.  Without
@@ -561,7 +560,7 @@ async def _decide(conn: Connection, agent: Agent, side: Side, log: Callable[[str
     return answer
 
 
-async def _ask(conn: Connection, agent: Agent, side: Side, ask: Ask, log: Callable[[str], None], told: _Teller,
+async def _ask(conn: Connection, agent: Agent, side: Side, ask: Ask, log: Callable[[str], None], told: Teller,
                presence: Presence | None, chat: Chat) -> Decision | None:
     seat = side.seat
     if not agent.traits.blocking:
@@ -604,7 +603,7 @@ async def _ask(conn: Connection, agent: Agent, side: Side, ask: Ask, log: Callab
     raise PeerGone("the other side has gone: the connection broke while you were deciding")
 
 
-async def _warn_at(when: float, told: _Teller, who: int) -> None:
+async def _warn_at(when: float, told: Teller, who: int) -> None:
     await trio.sleep_until(when)
     told((TimeWarning(who, WARNING),))
 
@@ -628,7 +627,7 @@ def write_evidence(side: Side, a: bytes, b: bytes) -> Path:
 
 
 __all__ = [
-    "BadHello", "claim_absence", "Connection", "continue_game", "CorruptedMessage", "differences", "forfeit_by_absence",
+    "BadHello", "claim_absence", "Teller", "Connection", "continue_game", "CorruptedMessage", "differences", "forfeit_by_absence",
     "forget_session", "GameReport", "hello_body", "lag_allowance", "NoGameStarted", "PeerGone",
     "PeerMisbehaved", "PeerRefused", "play_one_game", "Presence", "presence_of", "Refused", "resume_exchange",
     "resume_hint", "SessionError", "Settings", "Side", "side_from_replay", "sidecar_path", "Timeouts",

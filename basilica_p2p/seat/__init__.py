@@ -13,6 +13,7 @@ of ``_events`` (a move applied, a scoring, the clocks, the end).
 """
 
 from ._events import (
+    AgainOffered,
     ChatSaid,
     ClocksChanged,
     GameOver,
@@ -23,6 +24,7 @@ from ._events import (
     PeerBack,
     Scored,
     SeatEvent,
+    Series,
     TakenBack,
     TimeWarning,
 )
@@ -43,8 +45,8 @@ from ._steps import (
 )
 
 __all__ = [
-    "Accepted", "Ask", "BAD_REVEAL", "ChatSaid", "ClocksChanged", "DECISIONS", "GameOver", "GameStarted", "Late",
+    "Accepted", "AgainOffered", "Ask", "BAD_REVEAL", "ChatSaid", "ClocksChanged", "DECISIONS", "GameOver", "GameStarted", "Late",
     "MoveApplied", "NothingToTakeBack", "Outgoing", "OwnMessageRefused", "PeerAway", "PeerBack", "Received", "Refusal",
-    "Refused", "Scored", "Seat", "SeatEvent", "SeatSecrets", "Step", "StepKind", "TakenBack", "TimeWarning", "Told", "ask_for", "hello_body", "outcome_of",
+    "Refused", "Scored", "Seat", "Series", "SeatEvent", "SeatSecrets", "Step", "StepKind", "TakenBack", "TimeWarning", "Told", "ask_for", "hello_body", "outcome_of",
     "printable",
 ]

@@ -126,5 +126,40 @@ class TimeWarning:
     seconds: float
 
 
+@dataclass(frozen=True)
+class Series:
+    """The games played on one connection so far, as one side counts them: ``names`` is
+    (us, the other side), ``wins`` each one's games won, ``shared`` the shared victories."""
+
+    names: tuple[str, str]
+    wins: tuple[int, int] = (0, 0)
+    shared: int = 0
+
+    @property
+    def games(self) -> int:
+        return self.wins[0] + self.wins[1] + self.shared
+
+    def after(self, winner: int | None) -> Series:
+        """The series after one more game, won by ``winner`` (0: us, 1: the other side, None: shared)."""
+        if winner is None:
+            return Series(self.names, self.wins, self.shared + 1)
+        wins = (self.wins[0] + (winner == 0), self.wins[1] + (winner == 1))
+        return Series(self.names, wins, self.shared)
+
+    def line(self) -> str:
+        """E.g. "alice 2 - 1 bob" (with "1 shared" when a game was)."""
+        shared = f" ({self.shared} shared)" if self.shared else ""
+        return f"{self.names[0]} {self.wins[0]} - {self.wins[1]} {self.names[1]}{shared}"
+
+
+@dataclass(frozen=True)
+class AgainOffered:
+    """Between games: the other side wants another game (``yes``), or wants none (then no
+    question of ours is asked any longer)."""
+
+    name: str
+    yes: bool
+
+
 SeatEvent = (GameStarted | MoveApplied | Scored | TakenBack | NothingToTakeBack | ClocksChanged | GameOver
-             | ChatSaid | PeerAway | PeerBack | TimeWarning)
+             | ChatSaid | PeerAway | PeerBack | TimeWarning | AgainOffered)

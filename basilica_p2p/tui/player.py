@@ -39,7 +39,7 @@ from ..engine import (
 from ..engine import actions as A
 from ..engine.observation import OrderFace
 from ..narration import Line, LineKind, Narrator, names_shown
-from ..seat import Ask, ClocksChanged, GameOver, GameStarted, MoveApplied, Scored, SeatEvent, TakenBack
+from ..seat import AgainOffered, Ask, ClocksChanged, GameOver, GameStarted, MoveApplied, Scored, SeatEvent, Series, TakenBack
 from ..typed import read
 from .help import COMMANDS, NOTATION, rules_text
 from .screen import WIDTH_COLS, board_lines, decision_line
@@ -150,6 +150,8 @@ class TerminalPlayer(AgentBase):
         self._say("Waiting for the game to start...", "dim")
 
     def observe(self, event: SeatEvent) -> None:
+        if isinstance(event, AgainOffered) and not event.yes and self._lines is not None and self._choosing.is_set():
+            self._lines.put("no")  # our question is moot: the asking is over
         if isinstance(event, ClocksChanged):
             self.clocks, self._clocks_at = event.view, time.monotonic()
             return
@@ -231,6 +233,28 @@ class TerminalPlayer(AgentBase):
         self._choosing.set()
         try:
             return self._prompt(obs, legal, texts, me)
+        finally:
+            self._choosing.clear()
+
+    def again(self, series: Series) -> bool:
+        """After a network game both sides may play again: 'again' offers (or accepts) another."""
+        self._say(f"Series: {series.line()}.", "bold")
+        self._choosing.set()
+        try:
+            while True:
+                line = self._read("Another game? 'again' offers one (or accepts it), 'no' leaves: ")
+                if line is None:
+                    return False
+                word, _, arg = line.strip().partition(" ")
+                word = word.lower()
+                if word in ("again", "a", "yes", "y", "rematch", "r"):
+                    return True
+                if word in ("no", "n", "quit", "q", "exit"):
+                    return False
+                if word == "say":
+                    self._send_chat(arg)
+                elif word:
+                    self._say("type 'again' for another game, 'no' to leave, or 'say TEXT'", "red")
         finally:
             self._choosing.clear()
 
