@@ -91,6 +91,8 @@ class Agent(Protocol):
 
     def again(self, series: Series) -> bool: ...
 
+    def open_watching(self, close: Callable[[], str | None]) -> None: ...
+
     def close(self) -> None: ...
 
 
@@ -112,6 +114,10 @@ class AgentBase:
     def open_chat(self, say: Callable[[str], str | None]) -> None:
         """A network game where the agent ``traits.chats``: ``say`` (callable from any thread)
         sends a line, returning None, or why it cannot in one line (PROTOCOL.md §4d)."""
+
+    def open_watching(self, close: Callable[[], str | None]) -> None:
+        """A network game people may watch (net/watch.py): ``close`` (callable from any thread)
+        sends every watcher away; it returns None, or why it could not, in one line."""
 
     def again(self, series: Series) -> bool:
         """After a network game whose both sides may play again: whether this side wants another

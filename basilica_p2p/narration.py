@@ -33,6 +33,7 @@ from .seat import (
     SeatEvent,
     TakenBack,
     TimeWarning,
+    Watching,
 )
 
 END_WORDS = {END_LAST_SCORING: "after the last scoring", END_STACK: "(the stack ran out twice)"}
@@ -67,9 +68,9 @@ def names_shown(names: tuple[str, str]) -> tuple[str, str]:
 
 
 class Narrator:
-    """Tells one seat's game, to that seat's person."""
+    """Tells one seat's game, to that seat's person; with ``seat`` None, to someone watching."""
 
-    def __init__(self, seat: int, names: tuple[str, str]) -> None:
+    def __init__(self, seat: int | None, names: tuple[str, str]) -> None:
         self.seat = seat
         self.names = names_shown(names)
         self._turn = 0
@@ -78,6 +79,9 @@ class Narrator:
     def begin(self) -> list[Line]:
         """Who sits where, before anything is dealt."""
         names, seat = self.names, self.seat
+        if seat is None:
+            return [self._line(f"You watch {names[0]} (player 1) against {names[1]} (player 2); who moves first "
+                               "is drawn at random.", LineKind.NOTE)]
         lines = [self._line(f"You are {names[seat]} against {names[1 - seat]} (seat {seat + 1}); who moves "
                             "first is drawn at random.", LineKind.NOTE)]
         if names[0].endswith("(P1)"):
@@ -108,6 +112,10 @@ class Narrator:
             return [self._line(presence_words(event, self.names, self.seat), LineKind.NOTE)]
         if isinstance(event, ChatSaid):
             return [self._line(chat_words(event, self.names, self.seat), LineKind.CHAT)]
+        if isinstance(event, Watching):
+            who = ", ".join(event.names)
+            return [self._line(f"Watching this game: {who}." if who else "Nobody is watching this game now.",
+                               LineKind.NOTE)]
         if isinstance(event, AgainOffered):
             return [self._line(f"{event.name} would like to play again." if event.yes else
                                f"{event.name} wants no other game.", LineKind.NOTE)]
@@ -174,7 +182,7 @@ def chat_words(event: ChatSaid, names: tuple[str, str], reader: int | None = Non
     return f"{'You' if event.who == reader else names[event.who]}: {event.text}"
 
 
-def presence_words(event: PeerAway | PeerBack | TimeWarning, names: tuple[str, str], reader: int) -> str:
+def presence_words(event: PeerAway | PeerBack | TimeWarning, names: tuple[str, str], reader: int | None) -> str:
     """A network game's absences and limits, to the person of seat ``reader``."""
     if isinstance(event, PeerBack):
         return f"{event.name} is back: the game goes on."

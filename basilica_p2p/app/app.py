@@ -606,7 +606,9 @@ class BasilicaApp(App[None]):
             return
         snap = self.snap
         deciding = snap is not None and snap.deciding
-        if self.player.network and not deciding:
+        if self.player.watching:
+            question = "Stop watching? The game goes on without you."
+        elif self.player.network and not deciding:
             question = ("Stop now? The game stops here without a forfeit: 'basilica resume' on both sides goes "
                         "on with it later.")
         else:

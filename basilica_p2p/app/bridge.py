@@ -58,11 +58,12 @@ class AppPlayer(AgentBase):
     """Asks a person for every decision of their side in the full-screen app; tells every move."""
 
     def __init__(self, name: str = "you", manifest: Manifest | None = None, undo: bool = False,
-                 network: bool = False) -> None:
+                 network: bool = False, watching: bool = False) -> None:
         self.name = name
+        self.watching = watching  # someone watching a network game (basilica watch): never asked
         self.manifest = manifest
         self.undo = undo  # a local game against a bot: 'u' takes back to our previous decision
-        self.network = network  # leaving while the other side decides stops without a forfeit
+        self.network = network or watching  # leaving while the other side decides stops without a forfeit
         self.traits = Traits(blocking=True, takes_back=undo, chats=network)
         self._chat: Callable[[str], str | None] | None = None  # sends a line (a network game with chat)
         self._again = ""  # the question after a network game, while it is asked
@@ -154,6 +155,19 @@ class AppPlayer(AgentBase):
             self.view, self._entries, self._scorings, self._decided = None, [], [], []
             self._narrator = Narrator(seat, names)
             self._add(self._narrator.begin())
+
+    def watch_game(self, header: Any) -> Callable[[SeatEvent], None]:
+        """Someone watching: a game begins (its replay header, net/watch.py); its events are told
+        to the function returned.  Told as the players' own screens tell it, to an onlooker."""
+        names = (header.players[0][1], header.players[1][1])
+        with self._lock:
+            self.seat = None
+            self.names = names_shown(names)
+            self.view, self._entries, self._scorings, self._decided = None, [], [], []
+            self._narrator = Narrator(None, names)
+            self._add(self._narrator.begin())
+        self._post()
+        return self.observe
 
     def observe(self, event: SeatEvent) -> None:
         if isinstance(event, SeatClocks):

@@ -16,7 +16,7 @@ from typing import Optional
 
 import typer
 
-from . import games, identity, play, replays, rules
+from . import games, identity, play, replays, rules, watching
 from ._common import CODE_SERVERS, HELP_NAMES, _report_games, fail, home_of, load_manifest_option, load_manifests, read_input
 from ._root import _is_usage_error, _leave, _Root, _version
 
@@ -55,6 +55,7 @@ app.command("tournament")(games.tournament_cmd)
 app.command("play")(play.play_cmd)
 app.command("demo")(play.demo_cmd)
 app.command("resume")(play.resume_cmd)
+app.command("watch")(watching.watch_cmd)
 
 
 def main() -> None:

@@ -88,6 +88,7 @@ def _net_options(
     config.person = person
     config.chat = chat and person is not None  # bots ignore chat, and are sent none
     config.again = person is not None  # a person may play again after the game (net/again.py); a bot never asks
+    config.watching = person is not None  # a joining person is told who watches, and may close watching
     return config
 
 

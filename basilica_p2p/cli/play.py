@@ -20,6 +20,7 @@ from ._common import (
     OPT_REPLAY_DIR, OPT_RULESET, OPT_STUN, OPT_WINDOW, _report_games, _run_trio,
     bot_label, fail, home_of, load_manifest_option, load_manifests, output_folder, say_where, user_identity,
 )
+from .watching import with_watchers
 from ._peer import (
     WORMHOLE_CODE, _code_options, _host_hint, _host_with_invite, _internet_options, _join_with_invite,
     _net_options, _run_peer,
@@ -78,6 +79,11 @@ def host_cmd(
     no_relay: bool = OPT_NO_RELAY,
     clock: Optional[str] = OPT_CLOCK,
     no_chat: bool = OPT_NO_CHAT,
+    watchers: int = typer.Option(0, "--watchers", min=0, max=64, metavar="N", help=(
+        "Let up to N people watch (8 is a good number): prints a watch code beside the invite for "
+        "'basilica watch'; it lets nobody play, and watchers never slow the game.")),
+    watch_port: int = typer.Option(0, "--watch-port", min=0, max=65535, help=(
+        "The TCP port watchers connect to (0: any free port; the watch code names it).")),
     plain: bool = OPT_PLAIN,
 ) -> None:
     """Wait for a peer to join, then play. Prints where it listens and an invite to paste to the other player.
@@ -100,12 +106,17 @@ def host_cmd(
                           keep_session=keep_session, shuffle=shuffle, plain=plain, chat=not no_chat)
     # The joiner takes the clock and the limits from our hello.
     config.settings = replace(config.settings, clock=_clock(clock), limits=_limits(window, move_time))
+    if watchers:
+        from ..net.watch import WatchHub
+
+        config.hub = WatchHub(config.me, watchers, config.log)
     assert config.resume_info is not None
     config.resume_info["address"] = bind
     if not no_invite:
         internet = _internet_options(stun, no_stun, port_mapping, invite_ttl, handshake_timeout)
-        _run_peer(lambda: _host_with_invite(bind, port, config, internet, coded), config, f" ({bind}:{port})",
-                  _host_hint(bind, port))
+        _run_peer(lambda: with_watchers(bind, watch_port, config,
+                                        lambda: _host_with_invite(bind, port, config, internet, coded)),
+                  config, f" ({bind}:{port})", _host_hint(bind, port))
         return
 
     def ready(address: str, actual: int) -> None:
@@ -115,7 +126,8 @@ def host_cmd(
                        "on this machine)", err=True)
         sys.stdout.flush()
 
-    _run_peer(lambda: net_peer.host(bind, port, config, ready), config, f" ({bind}:{port})", _host_hint(bind, port))
+    _run_peer(lambda: with_watchers(bind, watch_port, config, lambda: net_peer.host(bind, port, config, ready)),
+              config, f" ({bind}:{port})", _host_hint(bind, port))
 
 
 def join_cmd(

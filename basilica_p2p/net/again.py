@@ -61,6 +61,8 @@ async def _both_answers(conn: Connection, agent: Agent, series: Series, tell: Ca
                 else:
                     yes = bool(agent.again(series))
             ours.append(yes)
+            if chat is not None:
+                await chat.said()  # lines said before answering go first, into this game's replay
             try:
                 await conn.framed.send_control("again", yes=yes)
             except (PeerClosed, PeerTimeout):

@@ -84,6 +84,9 @@ class Chat:
     def __post_init__(self) -> None:
         self._outbox, self._lines = trio.open_memory_channel[str](OUTBOX)
         self._speaking = trio.CancelScope()
+        self._submitted = 0  # lines taken from our person, and lines said (or let go) of them
+        self._said = 0
+        self._caught_up = trio.Event()
 
     def open(self, agent: Agent) -> None:
         """Chat is open to ``agent`` (a person's): what it submits is said, for the connection's
@@ -139,6 +142,7 @@ class Chat:
             return "nothing to say: only printable text is sent"
         try:
             self._outbox.send_nowait(typed)
+            self._submitted += 1
         except trio.WouldBlock:
             return f"{OUTBOX} lines are waiting to be sent already"
         except trio.ClosedResourceError:
@@ -161,20 +165,36 @@ class Chat:
         """Say every line submitted, in order: signed, recorded, then sent after any message of
         ours already made (§4d: the peer must hold the place a line names)."""
         async for typed in self._lines:
-            async with self.conn.order:
-                try:
-                    out = self.side.seat.say(typed)
-                except ValueError as e:
-                    self.log(str(e))
-                    continue
-                if out is None:
-                    continue
-                self.side.record(out.envelope.raw)
-                try:
-                    await self.conn.send_envelope(out.envelope.raw)
-                except PeerGone:
-                    pass  # recorded and signed; the play loop says what became of the connection
-            self.told(out.events)
+            try:
+                await self._say(typed)
+            finally:
+                self._said += 1
+                if self._said == self._submitted:
+                    self._caught_up.set()
+
+    async def _say(self, typed: str) -> None:
+        async with self.conn.order:
+            try:
+                out = self.side.seat.say(typed)
+            except ValueError as e:
+                self.log(str(e))
+                return
+            if out is None:
+                return
+            self.side.record(out.envelope.raw)
+            try:
+                await self.conn.send_envelope(out.envelope.raw)
+            except PeerGone:
+                pass  # recorded and signed; the play loop says what became of the connection
+        self.told(out.events)
+
+    async def said(self, limit: float = 5.0) -> None:
+        """Wait (at most ``limit`` seconds) until every line submitted so far was said, so that
+        what follows on the connection comes after them."""
+        with trio.move_on_after(limit):
+            while self._said < self._submitted:
+                self._caught_up = trio.Event()
+                await self._caught_up.wait()
 
 
 async def listen_while_deciding(conn: Connection, chat: Chat) -> None:

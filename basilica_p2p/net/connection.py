@@ -20,6 +20,7 @@ from ..seat import printable
 from ..wire import ProtocolError
 from .framing import (
     AGAIN_OFFER,
+    WATCH_OFFER,
     CHAT_OFFER,
     CHECKED_OFFER,
     CHECKED_SWITCH,
@@ -36,6 +37,7 @@ from .framing import (
 T = TypeVar("T")
 
 LAG_SAMPLES = 9  # the round trips the lag allowance is the median of (net/session.py)
+MAX_WATCHERS = 64  # people watching one game at most (net/watch.py)
 
 
 @dataclass(frozen=True)
@@ -122,6 +124,12 @@ class Connection:
         # Whether we, and the peer, may play again after a game (net/again.py).
         self.again = False
         self.peer_again = False
+        # Watching (net/watch.py): a joiner that takes the names of who watches says so; the host
+        # tells it (``watching``), and it may close watching (``unwatch``).
+        self.watch = False
+        self.peer_watch = False
+        self.on_watchers: Callable[[tuple[str, ...]], None] = lambda names: None
+        self.on_unwatch: Callable[[], None] = lambda: None
         self.order = trio.Lock()
         # Envelopes read while our person decided (net/chat.py), and what ended that reading:
         # the play loop takes them first.
@@ -157,6 +165,8 @@ class Connection:
                 await self.framed.send_control("pong", n=CHAT_OFFER)
             if self.again:
                 await self.framed.send_control("pong", n=AGAIN_OFFER)
+            if self.watch:
+                await self.framed.send_control("pong", n=WATCH_OFFER)
         except (PeerClosed, PeerTimeout):
             pass  # the next read says what became of the connection, in its words
 
@@ -165,7 +175,8 @@ class Connection:
         closed, and keepalives go on over the new one."""
         old, self.framed = self.framed, framed
         self.broken, self.lost, self.left, self._pings, self._sent_at = False, trio.Event(), False, 0, None
-        self.peer_chats, self.trouble = False, None  # the peer offers chat again on the new stream
+        # The peer offers chat, playing again and watching again on the new stream.
+        self.peer_chats, self.peer_again, self.peer_watch, self.trouble = False, False, False, None
         await close_quietly(old)
         await self.offer()  # a new stream starts unchecked both ways
         if self.nursery is not None:
@@ -275,6 +286,15 @@ class Connection:
             self.peer_chats = True
         elif msg["t"] == "pong" and msg["n"] == AGAIN_OFFER:
             self.peer_again = True
+        elif msg["t"] == "pong" and msg["n"] == WATCH_OFFER:
+            self.peer_watch = True
+        elif msg["t"] == "watching" and self.watch:
+            names = msg["names"]
+            if not isinstance(names, list) or len(names) > MAX_WATCHERS:
+                raise PeerMisbehaved("the peer sent a malformed list of watchers")
+            self.on_watchers(tuple(printable(n, 64) for n in names))
+        elif msg["t"] == "unwatch" and self.peer_watch:
+            self.on_unwatch()
         elif msg["t"] == "corrupted":
             raise CorruptedMessage("the connection corrupted a message: one of ours reached the other side "
                                    "damaged")

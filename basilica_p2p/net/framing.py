@@ -46,12 +46,21 @@ CHECKED_SWITCH = (1 << 63) + 3
 CHAT_OFFER = (1 << 63) + 4
 # "I may play again after a game" (net/again.py): only then is an "again" answer sent.
 AGAIN_OFFER = (1 << 63) + 5
+# "Tell me who watches, and let me close watching" (net/watch.py): a joiner's.
+WATCH_OFFER = (1 << 63) + 6
 
 CONTROL_SCHEMAS: dict[str, tuple[str, ...]] = {
     "ping": ("t", "n"),
     "pong": ("t", "n"),
     "error": ("t", "reason"),
-    "again": ("t", "yes"),  # after a game: this side wants another one, or not (net/again.py)
+    "again": ("t", "yes"),
+    # Watching (net/watch.py): the host's challenge to a watcher, the watcher's proof, each game's
+    # replay header to watchers; to the joiner who watches, and the joiner's "close watching".
+    "look": ("t", "nonce"),
+    "watch": ("t", "key", "name", "mac"),
+    "game": ("t", "header"),
+    "watching": ("t", "names"),
+    "unwatch": ("t",),  # after a game: this side wants another one, or not (net/again.py)
     "resume": ("t", "game", "have", "tip"),  # how many envelopes of this game I hold, the hash of the last
     "bye": ("t",),
     # Before a game on an invite's connection (net/gate.py): the host's signed challenge, the joiner's proof.

@@ -29,6 +29,7 @@ from ..seat import Refused as SeatRefused
 from ..seat import Seat, SeatSecrets, printable
 from ..seat import hello_body as seat_hello_body
 from ..wire import Envelope, ProtocolError, open_envelope, seal
+from .chat import is_chat
 from .connection import (
     BadHello,
     Connection,
@@ -106,6 +107,15 @@ def _clock_words(clock: Any) -> str:
     return "none"
 
 
+async def _hello(conn: Connection, deadline: float) -> bytes:
+    """The next envelope that is not a line of chat: a line said after the game before, as both
+    players agreed to play again, comes too late for that game's replay and is let go."""
+    while True:
+        raw = await conn.receive_envelope(deadline)
+        if not is_chat(raw):
+            return raw
+
+
 async def handshake(
     conn: Connection, me: Identity, seat: int, settings: Settings, replay_dir: Path,
     peers: KnownPeers | None, log: Callable[[str], None], ledger: GameLedger | None = None,
@@ -119,11 +129,11 @@ async def handshake(
             await _claim_game_id(conn, ledger, me, game)
             first = seal(me.key, game, 0, GENESIS, "hello", mine)
             await conn.send_envelope(first.raw)
-            second = open_envelope(await conn.receive_envelope(deadline))
+            second = open_envelope(await _hello(conn, deadline))
             _check_hello(second, game, 1, first.hash)
             theirs = second.body
         else:
-            first = open_envelope(await conn.receive_envelope(deadline))
+            first = open_envelope(await _hello(conn, deadline))
             _check_hello(first, first.game, 0, GENESIS)
             theirs = first.body
             game = first.game

@@ -31,6 +31,7 @@ from ..wire import ProtocolError, decode, encode
 KINDS = ("lan", "ipv6", "pcp", "natpmp", "upnp", "stun", "public")  # where a candidate came from
 INVITE_PREFIX = "bas1"
 REPLY_PREFIX = "bas1r"
+WATCH_PREFIX = "bas1w"  # a watch code: the invite's fields, for watching only (net/watch.py)
 KEY_SIZE = 32
 SECRET_SIZE = 16
 MAC_SIZE = 32
@@ -47,9 +48,11 @@ REPLY_TAG = b"basilica-p2p/reply/v1\x00"
 KNOCK_TAG = b"basilica-p2p/knock/v1\x00"
 REPLY_MAC_TAG = b"basilica-p2p/reply-mac/v1\x00"
 INVITE_ID_TAG = b"basilica-p2p/invite-id/v1\x00"
+WATCH_TAG = b"basilica-p2p/watch/v1\x00"
+WATCH_KNOCK_TAG = b"basilica-p2p/watch-knock/v1\x00"
 
 _BASE32 = frozenset("abcdefghijklmnopqrstuvwxyz234567")
-_HEAD = re.compile(r"bas([1-9][0-9]{0,5})(r?)")
+_HEAD = re.compile(r"bas([1-9][0-9]{0,5})([rw]?)")
 _BROADCAST = IPv4Address("255.255.255.255")
 
 
@@ -95,8 +98,14 @@ class ExpiredInvite(InviteError):
 class WrongCodeKind(InviteError):
     """A reply where an invite is expected, or the reverse."""
 
-    def __init__(self, found: str) -> None:
-        if found == REPLY_PREFIX:
+    def __init__(self, found: str, want: str = INVITE_PREFIX) -> None:
+        if found == WATCH_PREFIX:
+            reason = (f"this is a watch code ({WATCH_PREFIX}:), which lets you watch, not play: "
+                      "open it with 'basilica watch CODE'")
+        elif want == WATCH_PREFIX:
+            reason = ("this code is for a player's seat, not for watching: ask the host for its watch code "
+                      f"({WATCH_PREFIX}:...)")
+        elif found == REPLY_PREFIX:
             reason = (f"this is a reply code ({REPLY_PREFIX}:), not an invite: "
                       "paste it into the host's 'basilica host', which is waiting for it")
         else:
@@ -230,12 +239,16 @@ def _field(data: bytes) -> bytes:
 
 def knock_mac(secret: bytes, challenge: bytes, host_key: bytes, joiner_key: bytes) -> bytes:
     """The joiner's proof on a connection: HMAC-SHA256 over the host's fresh challenge and both keys."""
-    _check_bytes("invite secret", secret, SECRET_SIZE)
+    return _proof(KNOCK_TAG, ("invite secret", secret), challenge, host_key, ("joiner key", joiner_key))
+
+
+def _proof(tag: bytes, secret: tuple[str, bytes], challenge: bytes, host_key: bytes, other: tuple[str, bytes]) -> bytes:
+    _check_bytes(secret[0], secret[1], SECRET_SIZE)
     _check_bytes("challenge", challenge, CHALLENGE_SIZE)
     _check_bytes("host key", host_key, KEY_SIZE)
-    _check_bytes("joiner key", joiner_key, KEY_SIZE)
-    message = KNOCK_TAG + _field(challenge) + _field(host_key) + _field(joiner_key)
-    return hmac.new(secret, message, hashlib.sha256).digest()
+    _check_bytes(other[0], other[1], KEY_SIZE)
+    message = tag + _field(challenge) + _field(host_key) + _field(other[1])
+    return hmac.new(secret[1], message, hashlib.sha256).digest()
 
 
 def check_knock(inv: Invite, challenge: bytes, joiner_key: bytes, mac: bytes) -> bool:
@@ -325,7 +338,7 @@ def _body(text: Any, want: str) -> str:
     if version != "1":
         raise UnknownVersion(f"bas{version}")
     if head != want:
-        raise WrongCodeKind(head)
+        raise WrongCodeKind(head, want)
     bad = next((c for c in body if c not in _BASE32), None)
     if bad is not None:
         raise MalformedCode(f"the code has a character no code has ({bad!r}): copy it again")
@@ -392,16 +405,37 @@ def _canonical(payload: bytes, again: bytes, what: str) -> None:
 
 def parse_invite(text: str, now: int) -> Invite:
     """The invite in ``text`` (whitespace and letter case ignored), refused if it expired by ``now``."""
-    value, payload = _open(text, INVITE_PREFIX, INVITE_TAG)
-    key, secret, expires, candidates = _fields(value, "invite", 4)
+    return _read_invite(text, now, INVITE_PREFIX, INVITE_TAG, "invite")
+
+
+def _read_invite(text: str, now: int, prefix: str, tag: bytes, what: str) -> Invite:
+    """An invite's fields under ``prefix`` (an invite, a watch code), checked and unexpired."""
+    value, payload = _open(text, prefix, tag)
+    key, secret, expires, candidates = _fields(value, what, 4)
     try:
-        inv = Invite(key, secret, expires, _read_candidates(candidates, "invite"))
+        inv = Invite(key, secret, expires, _read_candidates(candidates, what))
     except InvalidValue as e:
-        raise _damaged("invite", e.reason) from None
-    _canonical(payload, _invite_payload(inv), "invite")
+        raise _damaged(what, e.reason) from None
+    _canonical(payload, _invite_payload(inv), what)
     if now >= inv.expires:
         raise ExpiredInvite(inv.expires, now)
     return inv
+
+
+def format_watch(code: Invite) -> str:
+    """``bas1w:`` and a watch code in lowercase base32: an invite's fields (the host's key, a
+    secret of its own, an expiry, the watch listener's candidates), for watching only."""
+    return _code(WATCH_PREFIX, WATCH_TAG, _invite_payload(code))
+
+
+def parse_watch(text: str, now: int) -> Invite:
+    """The watch code in ``text``; an invite or reply given instead says what it is."""
+    return _read_invite(text, now, WATCH_PREFIX, WATCH_TAG, "watch")
+
+
+def watch_mac(secret: bytes, challenge: bytes, host_key: bytes, watcher_key: bytes) -> bytes:
+    """A watcher's proof that it holds the watch code: as :func:`knock_mac`, under its own tag."""
+    return _proof(WATCH_KNOCK_TAG, ("watch secret", secret), challenge, host_key, ("watcher key", watcher_key))
 
 
 def parse_reply(text: str) -> Reply:

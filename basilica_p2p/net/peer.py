@@ -17,6 +17,7 @@ from ..agent import as_agent
 from ..identity import Identity
 from ..seat import Series
 from .again import counted, play_again
+from .watch import WatchHub
 from .framing import FramedStream, PeerBye, PeerClosed, PeerTimeout
 from .ledger import GameLedger
 from .peers import KnownPeers
@@ -64,6 +65,8 @@ class PeerConfig:
     # more memory at the last than at the first.
     keep_reports: bool = True
     series: Series | None = None  # the score of the games played on the connection so far
+    hub: WatchHub | None = None  # the host's watchers (net/watch.py), if it lets people watch
+    watching: bool = False  # a joiner that is told who watches and may close watching (a person's)
     chat: bool = False  # we take lines of chat (a person's side, without --no-chat): net/chat.py
     # We may play again after the host's games (a person's side; a host of one game): net/again.py.
     again: bool = False
@@ -73,6 +76,7 @@ async def play_games(stream: trio.abc.Stream | FramedStream, hosting: bool, conf
     conn = Connection(stream, config.timeouts, config.round_trips)
     conn.chat = config.chat
     conn.again = config.again and (not hosting or config.games == 1)
+    conn.watch = config.watching and not hosting
     reports: list[GameReport] = []
     # A finished game's session file whose last message was ours: deleted once anything the
     # peer sends afterwards shows it read that message (the stream is in order).
@@ -87,6 +91,8 @@ async def play_games(stream: trio.abc.Stream | FramedStream, hosting: bool, conf
         series: Series | None = None
         while True:
             if hosting and k == config.games:
+                if config.hub is not None:
+                    await config.hub.finish()
                 await conn.framed.send_control("bye")
                 # Wait for the joiner's goodbye even when we need no confirmation: closing at
                 # once, with its next hello unread, would reset the connection, and the reset
@@ -106,7 +112,7 @@ async def play_games(stream: trio.abc.Stream | FramedStream, hosting: bool, conf
                 report = await play_one_game(conn, config.me, seat, config.settings, config.agent_for(k),
                                              config.replay_dir, config.peers, config.log, config.watch,
                                              config.resume_info, on_start=started, ledger=config.ledger,
-                                             pinned=config.pinned, presence=config.presence)
+                                             pinned=config.pinned, presence=config.presence, hub=config.hub)
             except (PeerBye, NoGameStarted, BadHello) as e:
                 # After the host's last game its goodbye can cross our next hello and the
                 # connection may even be reset: if no game was begun, the session is simply over.

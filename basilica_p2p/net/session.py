@@ -39,6 +39,7 @@ from ..seat import (
     Step,
     StepKind,
     TimeWarning,
+    Watching,
     printable,
 )
 from ..seat import Refused as SeatRefused
@@ -59,9 +60,11 @@ from .connection import (
     Timeouts,
 )
 from .framing import PeerClosed, PeerTimeout
+from ..replay.file import Header
 from .handshake import Settings, differences, handshake, hello_body
 from .ledger import GameLedger
 from .peers import KnownPeers
+from .watch import WatchHub
 from .presence import (
     Presence,
     away_while_deciding,
@@ -127,6 +130,7 @@ async def play_one_game(
     ledger: GameLedger | None = None,
     pinned: bytes | None = None,
     presence: Callable[[Side], Presence | None] | None = None,
+    hub: WatchHub | None = None,
 ) -> GameReport:
     """Play one whole game on an open connection; ``seat`` 0 is player 1 (speaks first).
 
@@ -139,7 +143,8 @@ async def play_one_game(
     ``basilica resume`` can finish the game after a crash, and when the peer
     goes away this side waits for it to come back (``presence`` says how, from
     the side; by default from the session file).  ``on_start`` is told the
-    replay's path once it exists; ``watch`` every event of our seat.
+    replay's path once it exists; ``watch`` every event of our seat.  With a ``hub`` (a host
+    that lets people watch) every record goes to the watchers too.
     """
     try:
         side, peer_name = await handshake(conn, me, seat, settings, replay_dir, peers, log, ledger, resume_info,
@@ -149,9 +154,12 @@ async def play_one_game(
         raise BadHello(f"the peer's hello is invalid: {e}") from None
     if on_start is not None:
         on_start(side.writer.path)
+    if hub is not None:
+        hub.begin(Header.of(side.seat.spec).encode(), side.records)
+        side.tap = hub.publish
     waits = (presence or (lambda sd: presence_of(sd, conn.timeouts, log)))(side)
     try:
-        return await continue_game(conn, agent, side, peer_name, log, watch, waits)
+        return await continue_game(conn, agent, side, peer_name, log, watch, waits, hub)
     except PeerRefused as e:
         if len(side.records) > 2:
             raise
@@ -178,7 +186,7 @@ def resume_hint(replay: Path, seat: int, peer_name: str) -> str:
 
 async def continue_game(conn: Connection, agent: object, side: Side, peer_name: str,
                         log: Callable[[str], None], watch: Watch | None = None,
-                        presence: Presence | None = None) -> GameReport:
+                        presence: Presence | None = None, hub: WatchHub | None = None) -> GameReport:
     """Play the game of ``side`` to its end (a new game after its hellos, or a resumed one).
     With ``presence``, a peer that goes away is waited for, and claimed against once its window
     is over; without, a broken connection ends the call with a resume hint."""
@@ -194,6 +202,7 @@ async def continue_game(conn: Connection, agent: object, side: Side, peer_name: 
     chat = Chat(conn, side, told, log)
     if conn.chat and agent.traits.chats and seat.spec.limits is not None:
         chat.open(agent)
+    _open_watching(conn, agent, told, hub)
     # Lines of chat may still be said after the game while both players are asked about another
     # (net/again.py): the chat, and the replay with it, stay open until then.
     lingering = False
@@ -222,6 +231,54 @@ async def continue_game(conn: Connection, agent: object, side: Side, peer_name: 
     delivered = open_envelope(side.records[-1]).sender != seat.spec.players[me]
     return GameReport(side.writer.path, me, peer_name, seat.outcome, game, side.sidecar, delivered, seat.spec.clock,
                       seat.spec.limits, chat if lingering else None)
+
+
+def _open_watching(conn: Connection, agent: Agent, told: Teller, hub: WatchHub | None) -> None:
+    """Who watches is told to our player (and, from the host, to a joiner that takes it), and a
+    person may send the watchers away: the host's hub at once, a joiner by asking the host."""
+    if hub is not None:
+        def changed(names: tuple[str, ...]) -> None:
+            told((Watching(names),))
+            if conn.peer_watch and conn.nursery is not None:
+                conn.nursery.start_soon(_send_watching, conn, names)
+
+        hub.changed = changed
+        conn.on_unwatch = lambda: hub.close_watching("the other player closed watching")
+        if hub.watchers:
+            changed(hub.names)
+        if agent.traits.chats:
+            agent.open_watching(_from_thread(lambda: hub.close_watching("the host closed watching")))
+    elif conn.watch:
+        conn.on_watchers = lambda names: told((Watching(names),))
+        if agent.traits.chats and conn.nursery is not None:
+            async def unwatch() -> None:
+                try:
+                    await conn.framed.send_control("unwatch")
+                except (PeerClosed, PeerTimeout):
+                    pass
+
+            agent.open_watching(_from_thread(lambda: conn.nursery.start_soon(unwatch) if conn.nursery else None))
+
+
+def _from_thread(fn: Callable[[], object]) -> Callable[[], str | None]:
+    """``fn`` run in trio's thread, callable from a person's thread; why not, when the game is gone."""
+    token = trio.lowlevel.current_trio_token()
+
+    def call() -> str | None:
+        try:
+            trio.from_thread.run_sync(fn, trio_token=token)
+        except trio.RunFinishedError:
+            return "the game's connection is closed"
+        return None
+
+    return call
+
+
+async def _send_watching(conn: Connection, names: tuple[str, ...]) -> None:
+    try:
+        await conn.framed.send_control("watching", names=list(names))
+    except (PeerClosed, PeerTimeout):
+        pass  # the play loop says what became of the connection
 
 
 class Teller:

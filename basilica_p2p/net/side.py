@@ -46,6 +46,7 @@ class Side:
     # one window, however often the peer goes and comes back.
     away: tuple[int, float] | None = None
     waiting_for_return: trio.Event | None = None  # set while the peer is away during our decision
+    tap: Callable[[bytes], None] | None = None  # told each record once written (the watchers' hub)
 
     @property
     def records(self) -> list[bytes]:
@@ -54,6 +55,8 @@ class Side:
     def record(self, raw: bytes, sync: bool = True) -> None:
         """Append one record to the replay, safe from Ctrl-C (the seat holds it already)."""
         protected(self.writer.append, raw, sync)
+        if self.tap is not None:
+            self.tap(raw)
 
     @trio.lowlevel.enable_ki_protection  # never half-written by Ctrl-C (atomic anyway: a rename)
     def save(self) -> None:

@@ -20,7 +20,7 @@ from ..identity import Identity
 from ..referee import CLOCK_PROTOCOL, LIMITS_PROTOCOL, SCHEMES, GameSpec
 from ..seat import Accepted, Refused, Seat, SeatSecrets
 from ..wire import PROTOCOL_VERSION, ProtocolError
-from .file import ReplayError, ReplayFile
+from .file import Header, ReplayError, ReplayFile
 
 
 class Visitor:
@@ -40,21 +40,28 @@ def known_manifests(extra: list[Manifest] | None = None) -> dict[str, Manifest]:
 
 def spec_from_replay(replay: ReplayFile, manifests: dict[str, Manifest]) -> GameSpec:
     """The game a replay's header describes; :class:`ReplayError` (record 0) if no game can be."""
-    h = replay.header
+    spec = spec_of(replay.header, manifests)
+    if isinstance(spec, str):
+        raise ReplayError(0, replay.offsets[0], spec)
+    return spec
+
+
+def spec_of(h: Header, manifests: dict[str, Manifest]) -> GameSpec | str:
+    """The game a replay header describes (a file's, or one a host sends its watchers), or why
+    no game can be played under it, in one line."""
     if h.protocol not in (PROTOCOL_VERSION, CLOCK_PROTOCOL, LIMITS_PROTOCOL):
-        raise ReplayError(0, replay.offsets[0], f"protocol version {h.protocol} is not supported "
-                          f"(this client speaks {PROTOCOL_VERSION} to {LIMITS_PROTOCOL})")
+        return (f"protocol version {h.protocol} is not supported "
+                f"(this client speaks {PROTOCOL_VERSION} to {LIMITS_PROTOCOL})")
     if h.shuffle not in SCHEMES:
-        raise ReplayError(0, replay.offsets[0], f"shuffle scheme {h.shuffle!r} is not supported "
-                          f"(this client knows {', '.join(SCHEMES)})")
+        return f"shuffle scheme {h.shuffle!r} is not supported (this client knows {', '.join(SCHEMES)})"
     manifest = manifests.get(h.manifest.hex())
     if manifest is None:
-        raise ReplayError(0, replay.offsets[0], f"the game uses manifest {h.manifest.hex()[:16]}..., "
-                          "which is not the default one: pass it with --manifest")
+        return (f"the game uses manifest {h.manifest.hex()[:16]}..., which is not the default one: "
+                "pass it with --manifest")
     try:
         options = Options(h.ruleset, h.festum, h.removal)  # type: ignore[arg-type]
     except (EngineError, ValueError) as e:
-        raise ReplayError(0, replay.offsets[0], f"bad header: {e}") from None
+        return f"bad header: {e}"
     return GameSpec(h.game, (h.players[0][0], h.players[1][0]), (h.players[0][1], h.players[1][1]), options,
                     manifest, h.shuffle, h.clock, h.limits)
 

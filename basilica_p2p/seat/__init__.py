@@ -27,6 +27,7 @@ from ._events import (
     Series,
     TakenBack,
     TimeWarning,
+    Watching,
 )
 from ._seat import BAD_REVEAL, OwnMessageRefused, Seat, hello_body, printable
 from ._told import Told, ask_for, outcome_of
@@ -47,6 +48,6 @@ from ._steps import (
 __all__ = [
     "Accepted", "AgainOffered", "Ask", "BAD_REVEAL", "ChatSaid", "ClocksChanged", "DECISIONS", "GameOver", "GameStarted", "Late",
     "MoveApplied", "NothingToTakeBack", "Outgoing", "OwnMessageRefused", "PeerAway", "PeerBack", "Received", "Refusal",
-    "Refused", "Scored", "Seat", "Series", "SeatEvent", "SeatSecrets", "Step", "StepKind", "TakenBack", "TimeWarning", "Told", "ask_for", "hello_body", "outcome_of",
+    "Refused", "Scored", "Seat", "Series", "SeatEvent", "SeatSecrets", "Step", "StepKind", "TakenBack", "TimeWarning", "Told", "Watching", "ask_for", "hello_body", "outcome_of",
     "printable",
 ]

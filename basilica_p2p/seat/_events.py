@@ -161,5 +161,12 @@ class AgainOffered:
     yes: bool
 
 
+@dataclass(frozen=True)
+class Watching:
+    """Who is watching the game now (their names, as they gave them), told when it changes."""
+
+    names: tuple[str, ...]
+
+
 SeatEvent = (GameStarted | MoveApplied | Scored | TakenBack | NothingToTakeBack | ClocksChanged | GameOver
-             | ChatSaid | PeerAway | PeerBack | TimeWarning | AgainOffered)
+             | ChatSaid | PeerAway | PeerBack | TimeWarning | AgainOffered | Watching)

@@ -1,0 +1,124 @@
+"""``basilica watch``, and the host's side of watching (``host --watchers N``)."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any, Optional
+
+import typer
+
+from ._common import OPT_PLAIN, _run_trio, fail, home_of, user_identity
+
+
+async def with_watchers(bind: str, watch_port: int, config: Any, play: Callable[[], Awaitable[Any]]) -> Any:
+    """Run ``play`` (the host's games) while the hub of ``config`` takes watchers on its own
+    listener, after printing the watch code beside the invite."""
+    hub = config.hub
+    if hub is None:
+        return await play()
+    import time
+
+    import trio
+
+    from ..net.interfaces import local_candidates
+    from ..net.invite import Candidate
+
+    listeners = await trio.open_tcp_listeners(watch_port, host=bind)
+    port = listeners[0].socket.getsockname()[1]
+    candidates = local_candidates(port) if bind in ("0.0.0.0", "::") else [Candidate("lan", bind, port)]
+    if not candidates:
+        candidates = [Candidate("lan", "127.0.0.1", port)]
+    typer.echo(f"watch code: basilica watch {hub.code(candidates[:16], int(time.time()))}")
+    sys.stdout.flush()
+    typer.echo(f"anyone with the watch code may watch (at most {hub.limit} at once; it lets nobody play); "
+               f"watchers connect to port {port}", err=True)
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(hub.serve, listeners[0])
+        try:
+            return await play()
+        finally:
+            nursery.cancel_scope.cancel()
+
+
+def watch_cmd(
+    ctx: typer.Context,
+    code: str = typer.Argument(..., help="The watch code the host printed (basilica watch bas1w:...)."),
+    at: Optional[str] = typer.Option(None, "--at", metavar="HOST:PORT", help="Connect here instead of the "
+                                     "addresses in the code (a port forwarded by hand, a tunnel)."),
+    manifest: list[Path] = typer.Option([], "--manifest", metavar="FILE", help="The manifest the game uses, if not the default."),
+    plain: bool = OPT_PLAIN,
+) -> None:
+    """Watch a game someone hosts with --watchers: every move as it is played, from the start.
+
+    Every record the host sends is checked as 'basilica verify' checks it (a forged one stops the
+    watch), and only what both players see is shown: a tile dealt face down, or a secret Jester
+    choice, only once the rules reveal it. Watching never slows the game; Ctrl-C stops watching.
+    """
+    import time
+
+    from ..net.invite import InviteError, parse_watch
+    from ..net.watch import WatchError
+    from ._common import load_manifests
+
+    try:
+        watched = parse_watch(code, int(time.time()))
+    except InviteError as e:
+        raise fail(f"watch code: {e}") from None
+    where = [(c.host, c.port) for c in watched.candidates]
+    if at is not None:
+        host_part, sep, port_part = at.rpartition(":")
+        if not sep or not port_part.isdigit() or not 0 < int(port_part) < 65536 or not host_part:
+            raise fail(f"--at {at!r} is not HOST:PORT")
+        where = [(host_part.strip("[]"), int(port_part))]
+    if not where:
+        raise fail("the watch code names no address: give one with --at HOST:PORT")
+    manifests = load_manifests(manifest)
+    me = user_identity(home_of(ctx))
+
+    from ..app import wants_app
+
+    if wants_app(plain):
+        from ..app import AppPlayer, run_in_app, stoppable
+
+        viewer = AppPlayer(me.name, watching=True)
+        begin = viewer.watch_game
+    else:
+        from ..tui.spectator import Spectator
+
+        viewer = None
+        begin = Spectator().begin
+
+    async def run() -> int:
+        from ..net.watch import watch
+
+        stream = await _connect(where)
+        games = await watch(stream, watched, me, begin, manifests=manifests)
+        return len(games)
+
+    try:
+        if viewer is not None:
+            games = run_in_app(viewer, lambda: _run_trio(stoppable(viewer, run), lambda: None)) or 0
+        else:
+            games = _run_trio(run, lambda: None)
+    except WatchError as e:
+        raise fail(str(e), code=1) from None
+    except OSError as e:
+        raise fail(f"network: {e.strerror or e} (is the host still running, and is its watch port reachable?)",
+                   code=1) from None
+    typer.echo(f"watched {games} game{'' if games == 1 else 's'}; the host closed the table")
+
+
+async def _connect(where: list[tuple[str, int]]) -> Any:
+    """The first address that answers, each given a few seconds."""
+    import trio
+
+    last: OSError | None = None
+    for host, port in where:
+        with trio.move_on_after(5):
+            try:
+                return await trio.open_tcp_stream(host, port)
+            except OSError as e:
+                last = e
+    raise last or OSError("no address of the watch code answered within 5 s")
