@@ -15,6 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import pytest
 from textual.widgets import Static
 
 from basilica_p2p.app import AppPlayer, BasilicaApp
@@ -245,9 +246,11 @@ def screen_text(app: BasilicaApp) -> str:
     return re.sub(r"terminal-\d+", "terminal", svg)
 
 
-def test_nothing_hidden_is_drawn_two_games_alike_in_public_draw_alike(tmp_path: Path) -> None:
+@pytest.mark.parametrize("viewer", ["player", "watcher"])
+def test_nothing_hidden_is_drawn_two_games_alike_in_public_draw_alike(tmp_path: Path, viewer: str) -> None:
     """The same public position with another stack order and other crowns under the order faces:
-    the screen must not change (it is drawn from the observation only)."""
+    the screen must not change (it is drawn from the observation only), for a player at its
+    decision and for someone watching (basilica watch)."""
     g = Game.new(MANIFEST, Options(), bytes(32))
     from basilica_p2p.bots import GreedyBot
 
@@ -272,6 +275,31 @@ def test_nothing_hidden_is_drawn_two_games_alike_in_public_draw_alike(tmp_path: 
     assert observe(other, 0) == observe(g, 0)
 
     async def draw(game: Game) -> str:
+        return await (draw_for_player if viewer == "player" else draw_for_watcher)(game)
+
+    async def draw_for_watcher(game: Game) -> str:
+        from types import SimpleNamespace
+
+        from basilica_p2p.seat import GameStarted
+
+        watcher = AppPlayer("carol", watching=True)
+        release = threading.Event()
+
+        def work() -> None:
+            tell = watcher.watch_game(SimpleNamespace(players=[[b"", NAMES[0]], [b"", NAMES[1]]]))
+            tell(GameStarted(NAMES, 0, observe(game, 0), resumed=True))
+            release.wait(20)
+
+        app = BasilicaApp(watcher, work)
+        async with app.run_test(size=SIZE) as pilot:
+            await until(pilot, lambda: app.snap is not None and app.snap.view is not None, "the first screen")
+            await pilot.pause(0.05)
+            text = screen_text(app)
+            assert f"stack {len(game.stack)} top" in str(app.query_one("#players").render())
+            release.set()
+        return text
+
+    async def draw_for_player(game: Game) -> str:
         person = AppPlayer("ada", MANIFEST)
         Told(person, game, 0, NAMES)
 

@@ -59,6 +59,7 @@ Keys and mouse
                    sends it, Esc goes back to the game
   m                mute the other player's chat (m again shows it)
   r                after a network game: offer another game, or accept the offer
+  w                send away everyone watching (a network game)
   q, Ctrl-C, Ctrl-D  leave the game (asks first: leaving is a forfeit)
 (one-letter keys work while the box is empty)"""
 
@@ -526,6 +527,14 @@ class BasilicaApp(App[None]):
         if self.snap is None or not self.snap.again:
             return
         self.player.answer_again(True)
+
+    def action_unwatch(self) -> None:
+        def send() -> None:
+            why = self.player.send_watchers_away()  # off the app's thread: it waits for the game's
+            self.call_from_thread(self.notify, f"Not done: {why}" if why is not None else
+                                  "Watching is closed for this session.", timeout=6)
+
+        self.run_worker(send, thread=True, group="watching")
 
     def action_mute(self) -> None:
         if self.snap is None or not self.snap.chat:

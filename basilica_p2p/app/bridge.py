@@ -66,6 +66,7 @@ class AppPlayer(AgentBase):
         self.network = network or watching  # leaving while the other side decides stops without a forfeit
         self.traits = Traits(blocking=True, takes_back=undo, chats=network)
         self._chat: Callable[[str], str | None] | None = None  # sends a line (a network game with chat)
+        self._unwatch: Callable[[], str | None] | None = None  # sends every watcher away
         self._again = ""  # the question after a network game, while it is asked
         self._again_answers: queue.Queue[bool] = queue.Queue()
         self.console = Console(quiet=True)  # tui.local's "thinking" spinner: the app says who decides instead
@@ -118,6 +119,14 @@ class AppPlayer(AgentBase):
     def answer_again(self, yes: bool) -> None:
         """The person's answer to :meth:`again` (from the app's thread)."""
         self._again_answers.put(yes)
+
+    def open_watching(self, close: Callable[[], str | None]) -> None:
+        self._unwatch = close
+
+    def send_watchers_away(self) -> str | None:
+        """Every watcher sent away (call it off the app's thread): None when done, else why not."""
+        close = self._unwatch
+        return "nobody can watch this game" if close is None else close()
 
     def open_chat(self, say: Callable[[str], str | None]) -> None:
         self._chat = say

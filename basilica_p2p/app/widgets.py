@@ -223,7 +223,7 @@ class NotationInput(Input):
     """The notation box; while it is empty, the app's one-letter keys work in it too."""
 
     KEYS = {"q": "leave", "u": "undo", "s": "scorings", "?": "help", "h": "help", "l": "log", "t": "chat",
-            "m": "mute", "r": "again"}
+            "m": "mute", "r": "again", "w": "unwatch"}
 
     async def _on_key(self, event: events.Key) -> None:
         if not self.value and event.character in self.KEYS:

@@ -17,7 +17,7 @@ Tab completes an action; part of one (V2:) lists what it could be.
   clock          both clocks now (a game with --clock)
   undo           take back to your previous decision (a game against a bot
                  on this machine; the replay records it)
-  say TEXT       a line of chat to the other player (a network game)
+  say TEXT       chat to the other player (unwatch: send the watchers away)
   quit           leave the game (asks first: leaving is a forfeit)"""
 
 NOTATION = """\

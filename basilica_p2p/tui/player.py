@@ -48,7 +48,7 @@ SCREEN_LINES = 24
 RECENT = 4  # moves told again on the screen of our next decision
 DETAIL = "detail"  # log lines left out of that recap (a scoring's areas, the clean-up)
 COMMAND_WORDS = ("help", "list", "board", "log", "score", "scorings", "scoring", "rules", "clock", "undo", "say",
-                 "quit")
+                 "unwatch", "quit")
 # How each kind of line of the narration is printed.
 STYLE = {LineKind.YOU: "dim", LineKind.THEM: "bold", LineKind.NOTE: "bold", LineKind.SCORING: "bold",
          LineKind.DETAIL: "", LineKind.RESULT: "bold", LineKind.CHAT: "italic"}
@@ -91,6 +91,7 @@ class TerminalPlayer(AgentBase):
         # Chat in a network game: how to send a line, and the thread that reads every line typed
         # (a person may chat while the other side decides, when no prompt of ours is asking).
         self._chat: Callable[[str], str | None] | None = None
+        self._unwatch: Callable[[], str | None] | None = None  # sends every watcher away (net/watch.py)
         self._lines: queue.Queue[str | None] | None = None
         self._choosing = threading.Event()
         # Lines are read while the other side decides too: at a terminal, not from a script's pipe
@@ -108,6 +109,17 @@ class TerminalPlayer(AgentBase):
             self._lines = queue.Queue()
             threading.Thread(target=self._pump, name="line-client-input", daemon=True).start()
 
+    def open_watching(self, close: Callable[[], str | None]) -> None:
+        self._unwatch = close
+
+    def _send_watchers_away(self) -> None:
+        if self._unwatch is None:
+            self._say("nobody can watch this game", "red")
+            return
+        why = self._unwatch()
+        self._say(f"not done: {why}" if why is not None else "Watching is closed for this session.",
+                  "red" if why is not None else "bold")
+
     def _pump(self) -> None:
         """Every line typed, for the game's whole life: to our prompt while one asks, else a line of
         chat ('say TEXT'), or a word on why nothing else can be done now."""
@@ -123,6 +135,8 @@ class TerminalPlayer(AgentBase):
             word, _, arg = text.partition(" ")
             if word.lower() == "say":
                 self._send_chat(arg)
+            elif word.lower() == "unwatch":
+                self._send_watchers_away()
             elif text:
                 self._say("It is not your decision: 'say TEXT' sends a line of chat meanwhile.", "dim")
 
@@ -305,6 +319,9 @@ class TerminalPlayer(AgentBase):
                 continue
             if cmd == "say":
                 self._send_chat(arg)
+                continue
+            if cmd == "unwatch":
+                self._send_watchers_away()
                 continue
             if cmd in ("undo", "takeback"):
                 if not self.takebacks:
