@@ -70,3 +70,13 @@ def test_setup_command_is_what_scripts_test_accepts() -> None:
     assert SETUP_COMMAND == "bash scripts/test --setup-only"
     assert '"--setup-only"' in SCRIPT.read_text()
     assert os.access(SCRIPT, os.X_OK)
+
+
+def test_setup_script_checks_types_and_lint_before_the_suite() -> None:
+    # Both checks run on every run of the README's command (and so of CI), each failing the
+    # run on a finding, and before pytest, whose exec ends the script.
+    lines = [line.strip() for line in SCRIPT.read_text().splitlines()
+             if line.strip() and not line.lstrip().startswith("#")]
+    checks = [next(i for i, line in enumerate(lines) if line.startswith(tool)) for tool in ("mypy", "ruff check")]
+    suite = next(i for i, line in enumerate(lines) if line.startswith("exec python -m pytest"))
+    assert all(i < suite and "|| die" in lines[i] for i in checks)
