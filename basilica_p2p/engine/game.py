@@ -23,7 +23,7 @@ import hashlib
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from itertools import product
-from typing import Any
+from typing import Any, TypeAlias, cast
 
 import msgpack
 
@@ -160,6 +160,13 @@ def _make_setup(manifest: Manifest, options: Options, seed: bytes, hidden: bool)
     return setup
 
 
+# What a place on the table holds: a tile id in a game dealt from a seed, a Position of a deal
+# in a hidden game (Game.new_hidden).  The rules move both alike, so the type says "either".
+Card: TypeAlias = Any
+# What a game knows of a card: its tile; in a hidden game, until the tile is opened, its order face.
+Known: TypeAlias = TileSpec | FaceClass
+
+
 class Game:
     """The whole state of one game.  Mutable; ``clone()`` is cheap."""
 
@@ -175,6 +182,48 @@ class Game:
         # and whether a redeal (D8) goes on with the tiles they open.
         "_awaiting", "_after", "_revealing", "_redealing",
     )
+    setup: _Setup
+    specs: dict[Card, Known]
+    vaults: dict[int, Card]  # cell -> card
+    scaffold: set[int]
+    builders: dict[int, tuple[int, int]]  # cell -> (player, rank)
+    glass: set[int]
+    altars: set[int]
+    stack: list[Card]  # the top is the end of the list
+    discard: list[Card]
+    discard_up: set[Card]
+    out: list[Card]
+    orders: list[Card | None]  # O1-O3
+    market: list[Card | None]  # V1-V3
+    in_hand: tuple[Card, int] | None  # the order being carried out, and its space
+    reshuffles: int
+    pawn: int
+    scorings: int
+    scores: list[int]
+    coins: list[int]
+    supply: list[int]
+    tokens: list[int]
+    altar_supply: int
+    active: int
+    actions: int
+    last_placed: int
+    turn: int
+    pending: Pending
+    jester_choices: dict[int, tuple[tuple[int, int], ...]]
+    scoring_space: int
+    over: bool
+    end_reason: str
+    history: list[Action]
+    scoring_log: list[ScoringResult]
+    events: list[Event]
+    _legal: tuple[Action, ...] | None
+    _undo: list[Game]
+    _cleanup_refill: bool
+    decks: tuple[Deck, ...]
+    _awaiting: tuple[Reveal, ...]
+    _after: Pending | None
+    _revealing: Action | None
+    _redealing: bool
 
     # --- construction ------------------------------------------------------
 
@@ -248,7 +297,8 @@ class Game:
         m = setup.manifest
         g = cls.__new__(cls)
         g.setup = setup
-        g.specs = setup.specs
+        # A seeded game's tiles are all known: it shares the setup's table, which nothing writes.
+        g.specs = cast("dict[Card, Known]", setup.specs)
         g.vaults = {}
         g.scaffold = set()
         g.builders = {}
@@ -373,7 +423,7 @@ class Game:
             return None
         return 0 if self.scores[0] > self.scores[1] else 1
 
-    def spec(self, tile: int) -> TileSpec:
+    def spec(self, tile: Card) -> Known:
         return self.specs[tile]
 
     # --- legal actions -----------------------------------------------------
@@ -855,7 +905,7 @@ class Game:
         if vault_up:
             self.discard_up.add(tile)
 
-    def _draw(self) -> int:
+    def _draw(self) -> Card:
         if not self.stack:
             raise _StackOut()
         tile = self.stack.pop()
@@ -885,7 +935,7 @@ class Game:
         if any(k is None for k in knowledge):  # pragma: no cover - every discard is face up or vault up
             raise RevealError("a discarded tile whose face nobody has seen")
         shown = self.manifest.order_faces_show_crown
-        faces = [k if isinstance(k, FaceClass) else k.face_class(shown) for k in knowledge]  # type: ignore[union-attr]
+        faces = [k if isinstance(k, FaceClass) else k.face_class(shown) for k in knowledge if k is not None]
         known = frozenset(k.id for k in knowledge if isinstance(k, TileSpec))
         deal = len(self.decks)
         self.decks = (*self.decks, Deck(len(pile), count_faces(faces), known, tuple(pile)))
@@ -948,7 +998,7 @@ class Game:
 
     def known(self, position: Position) -> FaceClass | TileSpec | None:
         """What this hidden game knows of ``position``: nothing, its face class, or its tile."""
-        return self.specs.get(position) if self.setup.hidden else None  # type: ignore[no-any-return]
+        return self.specs.get(position) if self.setup.hidden else None
 
     def reveal(self, position: Position, fact: FaceClass | int) -> list[Event]:
         """Learn the order-face class (a :class:`FaceClass`) or the tile id of ``position``.
@@ -982,7 +1032,7 @@ class Game:
             if _face_of(known, self) != face:
                 raise RevealError(f"position {tuple(position)} shows another order face")
             if tile is None or known == tile:
-                return
+                return []
             if isinstance(known, TileSpec):
                 raise RevealError(f"position {tuple(position)} is already known as tile {known.id}")
         wanted = [r.level for r in self._awaiting if r.position == position]
@@ -1118,7 +1168,7 @@ class Game:
     def _scored_board(self) -> ScoredBoard:
         hidden = self.setup.hidden
         return ScoredBoard(
-            tuple(sorted((c, self.specs[t].id if hidden else t) for c, t in self.vaults.items())),
+            tuple(sorted((c, opened(self.specs[t]).id if hidden else t) for c, t in self.vaults.items())),
             tuple(sorted((c, p, r) for c, (p, r) in self.builders.items())),
             tuple(sorted(self.glass)), tuple(sorted(self.altars)), tuple(sorted(self.scaffold)))
 
@@ -1348,6 +1398,12 @@ class Game:
         return f"<Game {state}, scores {self.scores[0]}-{self.scores[1]}>"
 
 
+def opened(k: Known) -> TileSpec:
+    """What is known of a card vault side up: its tile (in a hidden game too, where it was opened)."""
+    assert isinstance(k, TileSpec), k
+    return k
+
+
 def _face_of(k: FaceClass | TileSpec, g: Game) -> FaceClass:
     return k if isinstance(k, FaceClass) else k.face_class(g.manifest.order_faces_show_crown)
 
@@ -1355,7 +1411,7 @@ def _face_of(k: FaceClass | TileSpec, g: Game) -> FaceClass:
 def _well_typed(a: object) -> bool:
     if type(a) is not Action:
         return False
-    kind, space, cell, dest, rank, colors = a  # type: ignore[misc]
+    kind, space, cell, dest, rank, colors = a
     if type(kind) is not str or type(space) is not int or type(cell) is not int or type(dest) is not int \
             or type(rank) is not int or type(colors) is not tuple:
         return False

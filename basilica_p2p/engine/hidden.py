@@ -30,7 +30,7 @@ class Position(NamedTuple):
     """
 
     deal: int
-    index: int
+    index: int  # type: ignore[assignment]  # a field may shadow tuple.index, which typeshed types as the method
 
 
 class Level(str, Enum):
