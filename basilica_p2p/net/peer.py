@@ -59,6 +59,8 @@ class PeerConfig:
     # KB).  Without, each goes to ``on_game`` only, and a host of thousands of games holds no
     # more memory at the last than at the first.
     keep_reports: bool = True
+    # The person who plays (the command line's agent, the same in every game); None for a bot.
+    person: object | None = None
 
 
 async def play_games(stream: trio.abc.Stream | FramedStream, hosting: bool, config: PeerConfig) -> list[GameReport]:
