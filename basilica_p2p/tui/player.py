@@ -87,7 +87,7 @@ class TerminalPlayer(AgentBase):
         self._narrator = Narrator(0, ("player 1", "player 2"))
 
     @property
-    def traits(self) -> Traits:  # type: ignore[override]
+    def traits(self) -> Traits:  # type: ignore[override]  # read-only here, where AgentBase has a plain attribute
         # A person: asked in a worker thread, never ahead of time; undo in a local game only.
         return Traits(blocking=True, takes_back=self.takebacks)
 
