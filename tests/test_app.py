@@ -10,7 +10,6 @@ from __future__ import annotations
 import asyncio
 import json
 import re
-import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any

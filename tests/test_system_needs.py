@@ -43,7 +43,7 @@ def test_setup_installs_every_package_a_test_names() -> None:
 
 def test_setup_and_tests_agree_on_the_wormhole_venv(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     # The script's own default, evaluated by bash with the same environment.
-    line = next(l for l in SCRIPT.read_text().splitlines() if l.startswith("wormhole_venv="))
+    line = next(text for text in SCRIPT.read_text().splitlines() if text.startswith("wormhole_venv="))
     for env in ({"HOME": str(tmp_path)}, {"HOME": str(tmp_path), "XDG_CACHE_HOME": str(tmp_path / "c")},
                 {"HOME": str(tmp_path), "BASILICA_WORMHOLE_VENV": str(tmp_path / "w")}):
         out = subprocess.run(["bash", "-c", f'{line}; printf %s "$wormhole_venv"'], env=env,

@@ -521,18 +521,18 @@ class Game:
         p = self.active
         vaults = self.vaults
         builders = self.builders
-        O = A.ORDER
+        kind = A.ORDER
         if order is Order.PROMOTE:
             if self.tokens[p] > 0:
                 for c, r in self._own_builders(p):
                     for rank in self.setup.ranks:
                         if rank != r:  # D16: re-promoting must change the rank
-                            acts.append(_new(Action, (O, space, c, -1, rank, ())))
+                            acts.append(_new(Action, (kind, space, c, -1, rank, ())))
         elif order is Order.MOVE:
             for c, _ in self._own_builders(p):
                 for n in sorted(neighbours(c)):
                     if n in vaults and n not in builders:
-                        acts.append(_new(Action, (O, space, c, n, 0, ())))
+                        acts.append(_new(Action, (kind, space, c, n, 0, ())))
         elif order is Order.RECRUIT:
             if self.supply[p] > 0:
                 acts.extend(_order_action(space, c) for c in sorted(vaults) if c not in builders)
