@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-
 from basilica_p2p.engine import Game, Options, Order, default_manifest, observe
 from basilica_p2p.engine.game import AFTER_REDEAL, JESTER_COLORS, MAIN, PAID
 from basilica_p2p.engine.observation import OrderFace, VaultFace

@@ -5,7 +5,7 @@ several commands reuse (typer lets commands share one declaration: add a shared 
 from __future__ import annotations
 
 import sys
-from enum import Enum
+from enum import StrEnum
 from pathlib import Path
 from typing import Optional
 
@@ -83,7 +83,7 @@ def read_input(path: Path, what: str) -> str:
         raise fail(f"cannot read {what} {path}: not UTF-8 text") from None
 
 
-class Shuffle(str, Enum):
+class Shuffle(StrEnum):
     """The shuffle schemes a local match or tournament can deal with (protocol/PROTOCOL.md §5, §5b)."""
 
     COMMIT_REVEAL = "commit-reveal-v1"

@@ -22,6 +22,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from enum import StrEnum
 from itertools import product
 from typing import Any, TypeAlias, cast
 
@@ -62,18 +63,43 @@ def _order_action(space: int, c: int) -> Action:
     return table[c] if c < len(table) else _new(Action, (A.ORDER, space, c, -1, 0, ()))
 
 
-# What kind of decision is pending.
-MAIN = "main"  # the player on turn chooses one of their three actions
-AFTER_REDEAL = "after-redeal"  # D8: the same PLACE VAULT action goes on with new tiles
-SECOND_SCAFFOLD = "second-scaffold"
-SECOND_ALTAR = "second-altar"
-PAID = "paid"  # D27: the opponent may pay for the paid option of PROMOTE/RECRUIT
-CONFUSE_PAY = "confuse-pay"  # D20: the opponent may pay to choose the CONFUSE move
-CONFUSE_MOVE = "confuse-move"
-JESTER_COLORS = "jester"  # D24
-# A hidden deal (Game.new_hidden): the game waits for facts nobody has opened yet, which the
-# last action (or the setup) turned over; nobody decides until Game.reveal has given them all.
-REVEAL = "reveal"
+class PendingKind(StrEnum):
+    """What kind of decision is pending (its value is the one the canonical state holds)."""
+
+    MAIN = "main"  # the player on turn chooses one of their three actions
+    AFTER_REDEAL = "after-redeal"  # D8: the same PLACE VAULT action goes on with new tiles
+    SECOND_SCAFFOLD = "second-scaffold"
+    SECOND_ALTAR = "second-altar"
+    PAID = "paid"  # D27: the opponent may pay for the paid option of PROMOTE/RECRUIT
+    CONFUSE_PAY = "confuse-pay"  # D20: the opponent may pay to choose the CONFUSE move
+    CONFUSE_MOVE = "confuse-move"
+    JESTER_COLORS = "jester"  # D24
+    # A hidden deal (Game.new_hidden): the game waits for facts nobody has opened yet, which the
+    # last action (or the setup) turned over; nobody decides until Game.reveal has given them all.
+    REVEAL = "reveal"
+
+
+# The kinds by their own names, as the rules code and its callers spell them.
+MAIN = PendingKind.MAIN
+AFTER_REDEAL = PendingKind.AFTER_REDEAL
+SECOND_SCAFFOLD = PendingKind.SECOND_SCAFFOLD
+SECOND_ALTAR = PendingKind.SECOND_ALTAR
+PAID = PendingKind.PAID
+CONFUSE_PAY = PendingKind.CONFUSE_PAY
+CONFUSE_MOVE = PendingKind.CONFUSE_MOVE
+JESTER_COLORS = PendingKind.JESTER_COLORS
+REVEAL = PendingKind.REVEAL
+
+
+class EventKind(StrEnum):
+    """What the rules did by themselves (an :class:`Event`)."""
+
+    REDEAL = "redeal"  # D8: no vault tile fitted, V1-V3 dealt again
+    RESHUFFLE = "reshuffle"  # D11: the discard pile became the stack
+    SCORING = "scoring"
+    NO_ACTION = "no-action"  # D7
+    STACK_OUT = "stack-out"  # D25: the stack ran out a second time
+    GAME_OVER = "game-over"
 
 END_LAST_SCORING = "last-scoring"  # the scoring on the last crown space (the third by default, P10)
 END_STACK = "stack"
@@ -98,7 +124,7 @@ class Options:
 
 @dataclass(frozen=True, slots=True)
 class Pending:
-    kind: str
+    kind: PendingKind
     player: int
     order: Order | None = None  # PAID: whose paid option
     rank: int = NO_RANK  # PAID after PROMOTE: the rank the active player gave
@@ -109,7 +135,7 @@ class Pending:
 class Event:
     """Something the rules did by themselves, for logs and replays."""
 
-    kind: str  # "redeal", "reshuffle", "scoring", "no-action", "game-over"
+    kind: EventKind
     detail: str = ""
     board: ScoredBoard | None = None  # a scoring's: the cathedral as it was scored, before the clean-up
 
@@ -715,7 +741,7 @@ class Game:
             elif a.kind == A.ORDER:
                 self._take_order(a)
             else:  # NONE, D7
-                self.events.append(Event("no-action", f"player {self.active + 1} had no legal action"))
+                self.events.append(Event(EventKind.NO_ACTION, f"player {self.active + 1} had no legal action"))
                 self._end_turn()
         elif kind == SECOND_SCAFFOLD:
             self.scaffold.add(a.cell)
@@ -799,7 +825,7 @@ class Game:
                     self.market[k] = None
             for k in range(3):
                 self.market[k] = self._draw()
-            self.events.append(Event("redeal", "no vault tile fitted: V1-V3 were redealt (D8)"))
+            self.events.append(Event(EventKind.REDEAL, "no vault tile fitted: V1-V3 were redealt (D8)"))
             if self.setup.hidden and self._due():
                 # Whether the redeal goes on depends on the new tiles: it goes on once they
                 # are open (_settle).
@@ -920,7 +946,7 @@ class Game:
                 count = len(pile)
             self.discard = []
             self.discard_up = set()
-            self.events.append(Event("reshuffle", f"the stack ran out: {count} discarded tiles reshuffled (D11)"))
+            self.events.append(Event(EventKind.RESHUFFLE, f"the stack ran out: {count} discarded tiles reshuffled (D11)"))
         return tile
 
     def _reshuffle_hidden(self) -> int:
@@ -1087,7 +1113,7 @@ class Game:
 
     def _stack_out(self) -> None:
         """D25/D26: the second stack is empty and a draw was needed."""
-        self.events.append(Event("stack-out", "the stack ran out a second time: the game ends (D25)"))
+        self.events.append(Event(EventKind.STACK_OUT, "the stack ran out a second time: the game ends (D25)"))
         self.end_reason = END_STACK
         if self._cleanup_refill:
             # D26: after a clean-up every builder is home, so no scoring follows.
@@ -1148,7 +1174,7 @@ class Game:
         self.scores[1] += result.points[1]
         self.scorings += 1
         self.scoring_log.append(result)
-        self.events.append(Event("scoring", f"scoring {self.scorings}: +{result.points[0]} / +{result.points[1]}",
+        self.events.append(Event(EventKind.SCORING, f"scoring {self.scorings}: +{result.points[0]} / +{result.points[1]}",
                                  self._scored_board()))
         if self.end_reason == END_STACK or self.scorings >= len(self.setup.crown_spaces):
             if not self.end_reason:
@@ -1198,7 +1224,7 @@ class Game:
         self.over = True
         self._legal = ()
         how = "the stack ran out" if self.end_reason == END_STACK else "the last scoring"
-        self.events.append(Event("game-over", f"game over after {how}: {self.scores[0]} - {self.scores[1]}"))
+        self.events.append(Event(EventKind.GAME_OVER, f"game over after {how}: {self.scores[0]} - {self.scores[1]}"))
 
     # --- errors ------------------------------------------------------------
 
@@ -1441,4 +1467,4 @@ def format_action_safe(a: Action) -> str:
         return repr(a)
 
 
-__all__ = ["END_LAST_SCORING", "END_STACK", "Event", "Game", "Options", "Pending", "describe_pending"]
+__all__ = ["END_LAST_SCORING", "END_STACK", "Event", "EventKind", "Game", "Options", "Pending", "PendingKind", "describe_pending"]

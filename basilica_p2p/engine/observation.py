@@ -25,7 +25,7 @@ from . import actions as A
 from .actions import Action
 from .cells import format_cell
 from .components import RANK_LETTER, Order, Ruleset, format_colors
-from .game import JESTER_COLORS, REVEAL, Game, Options, Pending, _Setup, opened
+from .game import JESTER_COLORS, MAIN, REVEAL, Game, Options, Pending, _Setup, opened
 from .errors import EngineError
 from .manifest import Manifest
 
@@ -330,7 +330,7 @@ def determinize(obs: Observation, manifest: Manifest, shuffle: Shuffler, seed: b
     g.actions = obs.actions_taken
     g.last_placed = obs.last_placed
     g.turn = obs.turn
-    g.pending = obs.pending if obs.pending is not None else Pending("main", obs.active)
+    g.pending = obs.pending if obs.pending is not None else Pending(MAIN, obs.active)
     g.scoring_space = obs.scoring_space
     g.over = obs.over
     g.end_reason = obs.end_reason
