@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, cast, runtime_checkable
 
 from .engine import Action, Manifest, Observation, format_action
 
@@ -104,6 +104,9 @@ class AgentBase:
 
     def begin(self, seat: int, names: tuple[str, str], manifest: Manifest) -> None:
         pass
+
+    def choose(self, ask: Ask) -> Decision:
+        raise NotImplementedError  # the one thing every agent does its own way
 
     def observe(self, event: SeatEvent) -> None:
         pass
@@ -265,7 +268,7 @@ def checked_choose(bot: Any, obs: Observation, legal: Sequence[Action], label: s
         except Exception:
             text = repr(action)
         raise BotFailed(label or bot_label(bot), f"answered illegal action {shown_quoted(text)}", obs.player)
-    return action  # type: ignore[no-any-return]
+    return action
 
 
 class BotAgent(AgentBase):
@@ -317,8 +320,8 @@ class BotAgent(AgentBase):
 def as_agent(player: object) -> Agent:
     """An agent as it is; any bot as a :class:`BotAgent`."""
     if isinstance(player, AgentBase):
-        return player  # type: ignore[return-value]
-    return BotAgent(player)  # type: ignore[arg-type]
+        return player
+    return BotAgent(cast(Bot, player))  # anything else is a bot, by the contract of docs/bots.md
 
 
 def close_bot(bot: object) -> None:

@@ -41,7 +41,7 @@ import socket
 import subprocess
 import sys
 import tempfile
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Generator, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from types import TracebackType
@@ -203,7 +203,7 @@ class RayPool:
         assert self._ray is not None, "use RayPool as a context manager"
         return int(self._ray.cluster_resources().get("CPU", 0))
 
-    def run(self, fn: Callable[[T], R], items: Sequence[T]) -> Iterator[R]:
+    def run(self, fn: Callable[[T], R], items: Sequence[T]) -> Generator[R, None, None]:
         assert self._ray is not None, "use RayPool as a context manager"
         ray = self._ray
         task = ray.remote(fn).options(num_cpus=1)

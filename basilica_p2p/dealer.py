@@ -224,7 +224,10 @@ class Dealer:
                 return int(tiles[0])
             sub = Card(subdeck_id(opened.face), opened.copy)
             tile = self._opened.get(sub)
-            return sub if tile is None else tile  # type: ignore[return-value]
+            if tile is None:
+                return sub
+            assert isinstance(tile, int)  # the box's sub-decks open to tile ids (_learn above)
+            return tile
         sources = self._later[position.deal][opened.face]
         if len(sources) == 1:
             return self._tile_step(sources[0])

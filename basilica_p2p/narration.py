@@ -11,7 +11,7 @@ Everything comes from the events' views, so nothing hidden can be said.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from enum import Enum
+from enum import StrEnum
 
 from .clock import out_of_time
 from .describe import ORDER_TITLE, describe_action, describe_scoring
@@ -42,7 +42,7 @@ CLEAN_UP = ("Clean-up: every builder and rank token goes home, scaffolding is re
 RESHUFFLED = "The stack ran out: the discard pile was shuffled into a new stack."
 
 
-class LineKind(str, Enum):
+class LineKind(StrEnum):
     YOU = "you"  # a move of ours
     THEM = "them"  # a move of the other player's
     NOTE = "note"  # who moves first, what a vault did to the market, a takeback

@@ -26,6 +26,8 @@ from .engine import EngineError, Game, Manifest, Options, format_action, parse_a
 from .engine.actions import JESTER
 from .engine.rng import first_player
 from .wire import Envelope, ProtocolError, SHUFFLE_SCHEME, commitment, game_seed, jester_commitment, open_envelope
+from .wire import (AckBody, ActionBody, DealBody, HelloBody, JesterCommitBody, JesterRevealBody, ResultBody, RevealBody,
+                   SecretBody, SharesBody, TakebackBody, TimeoutBody, body_of)
 from .wire.envelope import PROTOCOL_VERSION
 from .dealer import deal_id, deal_problem
 from .table import Table
@@ -235,13 +237,13 @@ class Referee:
             self._forfeit(env, sender, where)
             return
         if env.type == "timeout":
-            self._timeout(env.body, sender, where)
+            self._timeout(body_of(env, "timeout"), sender, where)
             return
         if env.type == "fault":
             self._fault(env, sender, where)
             return
         if env.type == "takeback" and self._step != "takeback":
-            self._ask_takeback(env.body, sender, where)
+            self._ask_takeback(body_of(env, "takeback"), sender, where)
             return
         if self._bad_reveal is not None:
             raise ProtocolError(f"{where}: expected {self.expected()}, got {env.type}")
@@ -249,35 +251,35 @@ class Referee:
             raise ProtocolError(f"{where}: player {sender + 1} acted out of turn (expected {self.expected()})")
         if env.type != self._step or sender != self._who:
             raise ProtocolError(f"{where}: expected {self.expected()}, got {env.type} from player {sender + 1}")
-        b = env.body
         signed = self._clock_field(env, sender, where)
         if env.type == "hello":
-            self._hello(b, sender, where)
+            self._hello(body_of(env, "hello"), sender, where)
         elif env.type == "commit":
-            if sender == 1 and b["commitment"] == self._commits[0]:
+            commitment = body_of(env, "commit")["commitment"]
+            if sender == 1 and commitment == self._commits[0]:
                 raise ProtocolError(f"{where}: player 2 copied player 1's commitment")
-            self._commits.append(b["commitment"])
+            self._commits.append(commitment)
             self._next("commit", "reveal")
         elif env.type == "reveal":
-            self._reveal(b, sender, env.sender, where)
+            self._reveal(body_of(env, "reveal"), sender, env.sender, where)
         elif env.type == "action":
-            self._action(b, sender, where)
+            self._action(body_of(env, "action"), sender, where)
         elif env.type == "ack":
-            self._ack(b, where)
+            self._ack(body_of(env, "ack"), where)
         elif env.type == "jcommit":
-            self._jcommit(b, sender, where)
+            self._jcommit(body_of(env, "jcommit"), sender, where)
         elif env.type == "jreveal":
-            self._jreveal(b, sender, env.sender, where)
+            self._jreveal(body_of(env, "jreveal"), sender, env.sender, where)
         elif env.type == "result":
-            self._result(b, sender, where)
+            self._result(body_of(env, "result"), sender, where)
         elif env.type == "deal":
-            self._deal(b, sender, where)
+            self._deal(body_of(env, "deal"), sender, where)
         elif env.type == "shares":
-            self._shares(b, sender, where)
+            self._shares(body_of(env, "shares"), sender, where)
         elif env.type == "secret":
-            self._secret(b, sender, where)
+            self._secret(body_of(env, "secret"), sender, where)
         elif env.type == "takeback":
-            self._consent(b, sender, where)
+            self._consent(body_of(env, "takeback"), sender, where)
         if signed is not None:
             self.signed[sender] = signed
 
@@ -289,7 +291,7 @@ class Referee:
             self._who = 0
             self._step = then
 
-    def _hello(self, b: dict, sender: int, where: str) -> None:  # type: ignore[type-arg]
+    def _hello(self, b: HelloBody, sender: int, where: str) -> None:
         spec = self.spec
         problems = [
             ("protocol", b["protocol"], spec.protocol),
@@ -309,8 +311,7 @@ class Referee:
             raise ProtocolError(f"{where}: player {sender + 1}'s hello says protocol {b['protocol']!r}, "
                                 f"the game has {spec.protocol!r}")
         clock = b.get("clock")
-        want = spec.clock.to_wire() if spec.clock is not None else None
-        if clock != want:
+        if clock != (spec.clock.to_wire() if spec.clock is not None else None):
             show = "none" if clock is None else f"{clock[0]}+{clock[1]}"
             raise ProtocolError(f"{where}: player {sender + 1}'s hello says clock {show}, "
                                 f"the game has {spec.clock or 'none'}")
@@ -321,7 +322,7 @@ class Referee:
                                 f"the game has {spec.limits or 'none'}")
         self._next("hello", "commit")
 
-    def _reveal(self, b: dict, sender: int, key: bytes, where: str) -> None:  # type: ignore[type-arg]
+    def _reveal(self, b: RevealBody, sender: int, key: bytes, where: str) -> None:
         nonce = b["nonce"]
         if commitment(self.spec.game, key, nonce) != self._commits[sender]:
             # A recorded forfeit, never a re-roll: the other side must now record it.
@@ -361,7 +362,8 @@ class Referee:
             self._jester_order = [first, 1 - first]
             self._step, self._who = "jcommit", first
         else:
-            self._step, self._who = "action", g.to_move  # type: ignore[assignment]
+            assert g.to_move is not None  # the game is not over
+            self._step, self._who = "action", g.to_move
         if self._step in ("action", "jcommit"):
             deciders = frozenset(self._jester_order) if self._step == "jcommit" else frozenset({self._who})
             self._points.append((len(g.history), deciders))
@@ -392,14 +394,14 @@ class Referee:
 
     # --- the hidden deal (sra-p256-v1) -----------------------------------------
 
-    def _deal(self, b: dict, sender: int, where: str) -> None:  # type: ignore[type-arg]
+    def _deal(self, b: DealBody, sender: int, where: str) -> None:
         assert self.table is not None
         if self.table.take_deal(sender, b, where):
             self._advance(where)
         else:
             self._who = self.table.dealer_due()
 
-    def _shares(self, b: dict, sender: int, where: str) -> None:  # type: ignore[type-arg]
+    def _shares(self, b: SharesBody, sender: int, where: str) -> None:
         assert self.table is not None
         if not self.table.take_shares(sender, b, where):
             self._who = 1 - sender
@@ -418,7 +420,7 @@ class Referee:
         self._pending, self._before_pending = None, None
         self._step, self._who = "secret", len(self.table.secrets)
 
-    def _secret(self, b: dict, sender: int, where: str) -> None:  # type: ignore[type-arg]
+    def _secret(self, b: SecretBody, sender: int, where: str) -> None:
         assert self.table is not None and self.game is not None
         if not self.table.audit(sender, b["secret"]):
             raise ProtocolError(f"{where}: the audit of the deal: player {sender + 1}'s signed deal data is not "
@@ -477,10 +479,10 @@ class Referee:
                     self._audit_now()
                     return
 
-    def _action(self, b: dict, sender: int, where: str) -> None:  # type: ignore[type-arg]
+    def _action(self, b: ActionBody, sender: int, where: str) -> None:
         self._apply(b["action"], sender, b["ply"], where)
 
-    def _ack(self, b: dict, where: str) -> None:  # type: ignore[type-arg]
+    def _ack(self, b: AckBody, where: str) -> None:
         g = self.game
         assert g is not None and self._awaiting_ack is not None
         if b["ply"] != self._awaiting_ack:
@@ -495,7 +497,7 @@ class Referee:
         self._jester_order, self._jester, self._revealed = [], {}, set()
         self._to_next_decision()
 
-    def _jcommit(self, b: dict, sender: int, where: str) -> None:  # type: ignore[type-arg]
+    def _jcommit(self, b: JesterCommitBody, sender: int, where: str) -> None:
         g = self.game
         assert g is not None
         ply = len(g.history) + self._jester_order.index(sender)
@@ -507,7 +509,7 @@ class Referee:
         else:
             self._step, self._who = "jreveal", self._jester_order[0]
 
-    def _jreveal(self, b: dict, sender: int, key: bytes, where: str) -> None:  # type: ignore[type-arg]
+    def _jreveal(self, b: JesterRevealBody, sender: int, key: bytes, where: str) -> None:
         ply, commit = self._jester[sender]
         if b["ply"] != ply:
             raise ProtocolError(f"{where}: Jester reveal for ply {b['ply']}, expected ply {ply}")
@@ -522,7 +524,7 @@ class Referee:
         self._apply(b["action"], sender, ply, where)
         self._revealed.add(sender)
 
-    def _result(self, b: dict, sender: int, where: str) -> None:  # type: ignore[type-arg]
+    def _result(self, b: ResultBody, sender: int, where: str) -> None:
         g = self.game
         assert g is not None
         if b["scores"] != g.scores or b["state"].hex() != g.state_hash() or b["end"] != g.end_reason:
@@ -539,7 +541,8 @@ class Referee:
             # Until both signed hellos are in, the header's players and settings are not
             # authenticated: there is no game yet for anyone to forfeit.
             raise ProtocolError(f"{where}: a forfeit before both hellos")
-        loser = env.body["loser"] - 1
+        b = body_of(env, "forfeit")
+        loser = b["loser"] - 1
         if self._bad_reveal is not None and (loser != self._bad_reveal or sender == loser):
             raise ProtocolError(f"{where}: expected {self.expected()}")
         g = self.game
@@ -550,7 +553,7 @@ class Referee:
         scores = (g.scores[0], g.scores[1]) if g else (0, 0)
         moves = len(g.history) if g else 0
         audited = None if self.spec.shuffle != HIDDEN_DEAL else False
-        self.outcome = Outcome(scores, 1 - loser, END_FORFEIT, moves, env.body["reason"], claimed_by=sender,
+        self.outcome = Outcome(scores, 1 - loser, END_FORFEIT, moves, b["reason"], claimed_by=sender,
                                audited=audited, audit_note=self._unaudited("forfeit") if audited is False else "",
                                takebacks=(self._takebacks[0], self._takebacks[1]))
 
@@ -577,11 +580,12 @@ class Referee:
             raise ProtocolError(f"{where}: a fault in a game of protocol {spec.protocol} (only protocol 3 has them)")
         if self._step == "hello":
             raise ProtocolError(f"{where}: a fault before both hellos")
-        loser = env.body["loser"] - 1
+        b = body_of(env, "fault")
+        loser = b["loser"] - 1
         if loser == sender:
             raise ProtocolError(f"{where}: a fault must name the other player")
         try:
-            cited = open_envelope(env.body["message"])
+            cited = open_envelope(b["message"])
         except ProtocolError as e:
             raise ProtocolError(f"{where}: the message the fault cites is not a valid envelope: {e}") from None
         if cited.sender != spec.players[loser]:
@@ -619,14 +623,15 @@ class Referee:
         envelope may still be refused); None for a message that carries none."""
         if env.type not in ("action", "jcommit"):
             return None
+        body = body_of(env, "action") if env.type == "action" else body_of(env, "jcommit")
         clock = self.spec.clock
         if clock is None:
-            if "clock" in env.body:
+            if "clock" in body:
                 raise ProtocolError(f"{where}: a clock figure in a game without a clock")
             return None
-        if "clock" not in env.body:
+        if "clock" not in body:
             raise ProtocolError(f"{where}: player {sender + 1}'s {env.type} lacks its clock figure")
-        ms = env.body["clock"]
+        ms = body["clock"]
         # A mover may under-report its thinking (docs/clocks.md), but never gain more than
         # the increment: its new figure is at most the last one plus the increment.
         most = self.signed[sender] + clock.increment * 1000
@@ -635,7 +640,7 @@ class Referee:
                                 "its last figure and the increment allow")
         return ms
 
-    def _timeout(self, b: dict, sender: int, where: str) -> None:  # type: ignore[type-arg]
+    def _timeout(self, b: TimeoutBody, sender: int, where: str) -> None:
         """A claim that the other player's clock ran out while its decision was due."""
         if self.spec.clock is None:
             raise ProtocolError(f"{where}: a claim on time in a game without a clock")
@@ -660,7 +665,7 @@ class Referee:
 
     # --- takebacks (local games only) ------------------------------------------
 
-    def _ask_takeback(self, b: dict, sender: int, where: str) -> None:  # type: ignore[type-arg]
+    def _ask_takeback(self, b: TakebackBody, sender: int, where: str) -> None:
         """A player asks to go back to its own earlier decision at ply ``to``; the other's
         signature on the same message is its consent (:meth:`_consent`)."""
         g = self.game
@@ -676,7 +681,7 @@ class Referee:
         self._takeback = (sender, to)
         self._step, self._who = "takeback", 1 - sender
 
-    def _consent(self, b: dict, sender: int, where: str) -> None:  # type: ignore[type-arg]
+    def _consent(self, b: TakebackBody, sender: int, where: str) -> None:
         assert self._takeback is not None and self.game is not None
         asker, to = self._takeback
         if b["to"] != to:

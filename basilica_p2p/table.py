@@ -24,7 +24,7 @@ from typing import Any
 from .deal import DealError, DealRecord, Deck, DeckDeal, audit, hash_deck
 from .dealer import Card, Dealer
 from .engine import Manifest, Options
-from .wire import ProtocolError
+from .wire import DealBody, ProtocolError, SharesBody
 
 
 class Table:
@@ -63,7 +63,7 @@ class Table:
         """Our next deal step's body (a live side only)."""
         return {"decks": [self.machines[d].make() for d in self.dealing]}
 
-    def take_deal(self, sender: int, body: dict[str, Any], where: str) -> bool:
+    def take_deal(self, sender: int, body: DealBody, where: str) -> bool:
         """Check a deal step; True once the deal is complete."""
         values = body["decks"]
         if len(values) != len(self.dealing):
@@ -110,7 +110,7 @@ class Table:
         """Our shares for the cards of this round (a live side only)."""
         return {"shares": [[c.deck, c.position, self.machines[c.deck].my_share(c.position)] for c in self.round]}
 
-    def take_shares(self, sender: int, body: dict[str, Any], where: str) -> bool:
+    def take_shares(self, sender: int, body: SharesBody, where: str) -> bool:
         """Check one player's shares for this round; True once both gave theirs (the cards are open,
         or :attr:`broken` says why they could not all open)."""
         items = body["shares"]
@@ -152,7 +152,7 @@ class Table:
         """
         if sender == self.me:
             return True
-        records = [DealRecord(m.deck, tuple(m.messages), m.shares, dict(m.opened))  # type: ignore[arg-type]
+        records = [DealRecord(m.deck, m.messages, m.shares, dict(m.opened))
                    for m in self.machines.values()]
         # The other secret, where known (ours on a live side; player 1's when a verifier audits
         # player 2), spares the audit the arithmetic of every position that opened as dealt.

@@ -38,7 +38,7 @@ import statistics
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Generator, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import asdict, dataclass
@@ -199,7 +199,7 @@ R = TypeVar("R")
 class Executor(Protocol):
     """Somewhere to run independent jobs (games, crown counts): this machine or a cluster."""
 
-    def run(self, fn: Callable[[T], R], items: Sequence[T]) -> Iterator[R]:
+    def run(self, fn: Callable[[T], R], items: Sequence[T]) -> Generator[R, None, None]:
         """``fn(item)`` for every item, yielded as each finishes.  Leaving the iteration early
         (Ctrl-C included) stops what is still running; a running game closes its bot programs."""
         ...
@@ -272,7 +272,7 @@ class LocalPool:
 
     jobs: int = 1
 
-    def run(self, fn: Callable[[T], R], items: Sequence[T]) -> Iterator[R]:
+    def run(self, fn: Callable[[T], R], items: Sequence[T]) -> Generator[R, None, None]:
         if self.jobs <= 1 or len(items) <= 1:
             for item in items:
                 yield fn(item)

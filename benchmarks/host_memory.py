@@ -12,7 +12,6 @@ fitted between the first and the last sample.  It asserts nothing.
 from __future__ import annotations
 
 import argparse
-import os
 import subprocess
 import sys
 import tempfile

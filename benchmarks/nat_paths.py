@@ -143,7 +143,7 @@ def main() -> None:
     for pairing in (p for p in PAIRINGS if args.only in p.name):
         runs: list[Run] = []
         with Lab([pairing.host, pairing.join]) as lab:
-            for k in range(args.runs):
+            for _ in range(args.runs):
                 with tempfile.TemporaryDirectory() as tmp:
                     runs.append(one_run(lab, pairing, Path(tmp), args.limit))
         ok = [r for r in runs if r.connected]

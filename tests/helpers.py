@@ -12,7 +12,7 @@ import dataclasses
 import hashlib
 from collections.abc import Iterable, Iterator
 
-from basilica_p2p.engine import Game, Options, Order, Ruleset, default_manifest, reconstruct_default
+from basilica_p2p.engine import Game, Options, Order, Ruleset, reconstruct_default
 from basilica_p2p.engine.components import (
     ARCHITECT,
     BLUE,

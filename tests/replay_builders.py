@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import lru_cache, cache
 from pathlib import Path
 from typing import Any
 
@@ -98,7 +98,7 @@ def _simulate(nonce2: bytes, seed: int, max_plies: int) -> tuple[int, bool] | No
     return len(g.history), jester
 
 
-@lru_cache(maxsize=None)
+@cache
 def find_game(jester: bool, max_plies: int) -> GameChoice:
     """The first game (in a fixed order) of at most ``max_plies`` decisions, with a secret Jester round if asked."""
     for nonce2, seed in _candidates():

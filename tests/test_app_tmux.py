@@ -77,7 +77,7 @@ def play_to_the_end(p: Pane) -> tuple[int, str]:
 
 
 def test_a_whole_short_game_in_the_app_in_a_real_terminal(tmp_path: Path, short_manifest: Path,  # noqa: F811
-                                                          pane) -> None:  # type: ignore[no-untyped-def]
+                                                          pane) -> None:  # type: ignore[no-untyped-def]  # noqa: F811
     env = {"TERM": "xterm-256color", "BASILICA_HOME": str(tmp_path / "home"), "PATH": os.environ.get("PATH", "")}
     replays = tmp_path / "replays"
     p = pane([sys.executable, "-m", "basilica_p2p.cli", "play", "--vs", "random", "--manifest", str(short_manifest),
@@ -97,7 +97,7 @@ def test_a_whole_short_game_in_the_app_in_a_real_terminal(tmp_path: Path, short_
 
 
 def test_host_shows_where_it_listens_then_the_app_plays_the_network_game(tmp_path: Path,  # noqa: F811
-                                                                         short_manifest: Path, pane) -> None:  # type: ignore[no-untyped-def]
+                                                                         short_manifest: Path, pane) -> None:  # type: ignore[no-untyped-def]  # noqa: F811
     """host (a person, no --bot) prints its address on the plain terminal; once a bot joins, the app takes
     over, tells the joiner's moves, and the game ends with both replays the same game."""
     env = {"TERM": "xterm-256color", "BASILICA_HOME": str(tmp_path / "host"), "PATH": os.environ.get("PATH", "")}

@@ -90,7 +90,7 @@ def test_no_bool_placeholder_in_any_help() -> None:
     for path in all_commands():
         r = run(*path, "--help")
         assert r.exit_code == 0, (path, r.output)
-        assert "<bool>" not in r.output, (path, [l for l in r.output.splitlines() if "<bool>" in l])
+        assert "<bool>" not in r.output, (path, [line for line in r.output.splitlines() if "<bool>" in line])
 
 
 # Item 7: the result line has names in seat order, each beside its score, and says which is us.

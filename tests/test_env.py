@@ -373,7 +373,7 @@ def test_the_flat_layout_goes_through_supersuits_and_gymnasiums_observation_wrap
     e = wrapped()
     e.reset(seed=3)  # type: ignore[attr-defined]
     rng = np.random.default_rng(3)
-    for agent in e.agent_iter():  # type: ignore[attr-defined]
+    for _ in e.agent_iter():  # type: ignore[attr-defined]
         obs, _, term, trunc, info = e.last()  # type: ignore[attr-defined]
         assert obs.shape == (ENCODER.size,) and 0.0 <= obs.min() and obs.max() <= 1.0
         e.step(None if term or trunc else int(rng.choice(np.flatnonzero(info["action_mask"]))))  # type: ignore[attr-defined]

@@ -291,6 +291,17 @@ def test_only_due_facts_are_taken() -> None:
     assert g.needed_reveals() == ()
 
 
+def test_revealing_a_known_fact_again_sets_off_no_events() -> None:
+    # reveal() answers with the events it set off: none here, as a list like every other answer.
+    g, h = set_up()
+    state = h.state_hash()
+    face, tile = h.known(h.orders[0]), g.tile_at(h.market[0])
+    assert isinstance(face, FaceClass)
+    assert h.reveal(h.orders[0], face) == []
+    assert h.reveal(h.market[0], tile) == []
+    assert h.state_hash() == state
+
+
 def test_a_face_class_has_only_as_many_tiles_as_the_box() -> None:
     # Every tile of its own face class: a second tile with O1's face cannot exist.
     tiles = [{"id": i + 1, "colors": c, "crown": False, "order": o, "paid": False}

@@ -134,9 +134,9 @@ def test_a_pcp_mapping_lets_the_other_player_in_over_udp(lab: Lab) -> None:
     assert lab.pcp_map(SYMMETRIC, 45000, proto="udp", external_port=45001) == (lab.router_wan_ip(SYMMETRIC), 45001)
     assert Mapping("udp", 45001, lab.player_ip(SYMMETRIC), 45000) in lab.mappings(SYMMETRIC)
     # the whoami server answers a datagram with its source: STUN's job, done by hand
+    wan = lab.router_wan_ip(SYMMETRIC)
     script = ("import socket; s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.settimeout(3); "
-              "s.bind(('0.0.0.0', 41007)); s.sendto(b'?', ('%s', 45001)); print(s.recv(100).decode())"
-              % lab.router_wan_ip(SYMMETRIC))
+              f"s.bind(('0.0.0.0', 41007)); s.sendto(b'?', ('{wan}', 45001)); print(s.recv(100).decode())")
     done = lab.run(lab.player(CONE), lab.python(lab.player(CONE), ["-c", script]))
     assert done.stdout.split() == [lab.router_wan_ip(CONE), "41007"], done.stderr
     lab.pcp_map(SYMMETRIC, 45000, proto="udp", lifetime=0)

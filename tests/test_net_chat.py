@@ -6,14 +6,13 @@ from __future__ import annotations
 
 import threading
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
+from collections.abc import Callable
 
 import pytest
-import trio
 
 from basilica_p2p.agent import AgentBase, Traits
 from basilica_p2p.bots import RandomBot
-from basilica_p2p.engine import default_manifest
 from basilica_p2p.net.chat import BURST, ChatGate, is_chat
 from basilica_p2p.net.peer import PeerConfig
 from basilica_p2p.replay.file import read_replay

@@ -27,7 +27,7 @@ import trio.testing
 from basilica_p2p.bots import RandomBot
 from basilica_p2p.identity import Identity
 from basilica_p2p.net.peer import PeerConfig
-from basilica_p2p.net.session import Connection, GameReport, PeerMisbehaved, Refused, Settings, Timeouts
+from basilica_p2p.net.session import Connection, GameReport, Refused, Settings, Timeouts
 from basilica_p2p.referee import HIDDEN_DEAL
 from basilica_p2p.seat import PeerAway, PeerBack
 from basilica_p2p.replay.verify import verify_file

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import random
-
-from basilica_p2p.engine import Game, Options, Order, default_manifest, determinize, observe, parse_action
+from basilica_p2p.engine import Game, Options, Order, default_manifest, observe
 from basilica_p2p.engine.game import AFTER_REDEAL, JESTER_COLORS, MAIN, PAID
 from basilica_p2p.engine.observation import OrderFace, VaultFace
 from basilica_p2p.engine.rng import FESTUM_REMOVAL as REMOVAL_LABEL, SHUFFLE

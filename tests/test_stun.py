@@ -181,7 +181,7 @@ def test_unknown_optional_attributes_and_anything_after_integrity_are_skipped() 
 
 
 def test_an_error_response_is_told_in_one_line_whatever_its_reason_holds() -> None:
-    value = b"\0\0\x04\x14" + "Unknown\nattr\x1b[31m".encode()
+    value = b"\0\0\x04\x14" + b"Unknown\nattr\x1b[31m"
     with pytest.raises(StunError) as e:
         parse_response(message(0x0111, TXID, attribute(0x0009, value)), TXID)
     assert str(e.value) == "STUN server answered error 420 Unknownattr[31m"

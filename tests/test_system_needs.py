@@ -43,7 +43,7 @@ def test_setup_installs_every_package_a_test_names() -> None:
 
 def test_setup_and_tests_agree_on_the_wormhole_venv(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     # The script's own default, evaluated by bash with the same environment.
-    line = next(l for l in SCRIPT.read_text().splitlines() if l.startswith("wormhole_venv="))
+    line = next(text for text in SCRIPT.read_text().splitlines() if text.startswith("wormhole_venv="))
     for env in ({"HOME": str(tmp_path)}, {"HOME": str(tmp_path), "XDG_CACHE_HOME": str(tmp_path / "c")},
                 {"HOME": str(tmp_path), "BASILICA_WORMHOLE_VENV": str(tmp_path / "w")}):
         out = subprocess.run(["bash", "-c", f'{line}; printf %s "$wormhole_venv"'], env=env,
@@ -70,3 +70,13 @@ def test_setup_command_is_what_scripts_test_accepts() -> None:
     assert SETUP_COMMAND == "bash scripts/test --setup-only"
     assert '"--setup-only"' in SCRIPT.read_text()
     assert os.access(SCRIPT, os.X_OK)
+
+
+def test_setup_script_checks_types_and_lint_before_the_suite() -> None:
+    # Both checks run on every run of the README's command (and so of CI), each failing the
+    # run on a finding, and before pytest, whose exec ends the script.
+    lines = [line.strip() for line in SCRIPT.read_text().splitlines()
+             if line.strip() and not line.lstrip().startswith("#")]
+    checks = [next(i for i, line in enumerate(lines) if line.startswith(tool)) for tool in ("mypy", "ruff check")]
+    suite = next(i for i, line in enumerate(lines) if line.startswith("exec python -m pytest"))
+    assert all(i < suite and "|| die" in lines[i] for i in checks)

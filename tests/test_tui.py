@@ -63,7 +63,7 @@ def test_the_screen_fits_80_columns_and_shows_what_the_observation_holds(plies: 
     assert "V1 " in out and "V2 " in out and "V3 " in out
     assert f"stack {len(g.stack)}" in out and f"discard {len(g.discard)}" in out
     assert f"score {g.scores[0]:>3}" in out and f"coins {g.coins[1]}" in out
-    for c, p, r in obs.builders:  # every builder, with its owner (and rank letter)
+    for _, p, r in obs.builders:  # every builder, with its owner (and rank letter)
         assert re.search(rf"{p + 1}{'AMSJ'[r - 1] if r else ''}", out)
     assert out.count("^") >= sum(1 for _, f in obs.vaults if f.crown)
 

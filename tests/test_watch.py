@@ -3,7 +3,6 @@ record, checks every record as verify does, and can never slow or stop the game.
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 from typing import Any
 

@@ -553,3 +553,35 @@ def test_a_commitment_is_bound_to_each_of_its_inputs() -> None:
 def test_a_shares_body_is_a_bounded_list_of_deck_position_share(shares: Any) -> None:
     # Issue 10: the hidden deal's shares come from the peer; their shape is checked before use.
     refused(signed(payload_map(type="shares", body={"shares": shares})), "shares")
+
+
+def test_each_body_type_has_its_schemas_fields_in_order() -> None:
+    # The types the referee reads bodies by say what check_body lets through: the schema's
+    # fields required and in order, then the extensions a body may carry.
+    from typing import get_type_hints
+
+    from basilica_p2p.wire import bodies
+    from basilica_p2p.wire.messages import EXTENSIONS
+
+    types = {t: getattr(bodies, name) for t, name in (
+        ("hello", "HelloBody"), ("commit", "CommitBody"), ("reveal", "RevealBody"), ("action", "ActionBody"),
+        ("ack", "AckBody"), ("jcommit", "JesterCommitBody"), ("jreveal", "JesterRevealBody"),
+        ("result", "ResultBody"), ("forfeit", "ForfeitBody"), ("deal", "DealBody"), ("shares", "SharesBody"),
+        ("secret", "SecretBody"), ("timeout", "TimeoutBody"), ("takeback", "TakebackBody"), ("fault", "FaultBody"),
+        ("chat", "ChatBody"))}
+    assert set(types) == set(SCHEMAS)
+    for type_, body in types.items():
+        fields = tuple(name for name, _ in SCHEMAS[type_])
+        extensions = tuple(name for name, _ in EXTENSIONS.get(type_, ()))
+        assert tuple(get_type_hints(body)) == fields + extensions, type_
+        assert body.__required_keys__ == frozenset(fields), type_
+        assert body.__optional_keys__ == frozenset(extensions), type_
+
+
+def test_a_body_is_read_as_its_own_type_only() -> None:
+    from basilica_p2p.wire import body_of
+
+    env = seal(rb.ALICE.key, GAME, 0, PREV, "takeback", {"to": 3})
+    assert body_of(env, "takeback")["to"] == 3
+    with pytest.raises(ValueError, match="a takeback envelope read as a fault"):
+        body_of(env, "fault")

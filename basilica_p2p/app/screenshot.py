@@ -16,6 +16,7 @@ from ..engine import Game, Manifest, Options, default_manifest, observe
 from ..seat import Told
 from .app import BasilicaApp
 from .bridge import AppPlayer
+from .widgets import NotationInput
 
 SIZE = (100, 32)
 NAMES = ("ada", "greedy")
@@ -49,7 +50,7 @@ async def _shoot(path: Path) -> None:
     app = BasilicaApp(player, lambda: scripted_game(player, 40))
     async with app.run_test(size=SIZE) as pilot:
         await _until_deciding(app, pilot)
-        app.query_one("#notation").cursor_blink = False  # the picture does not depend on when it is taken
+        app.query_one("#notation", NotationInput).cursor_blink = False  # the picture does not depend on when it is taken
         # The scoring closed, then a vault space picked: its targets lit, its order marked as going with it.
         await pilot.press("escape", "v", "2")
         await pilot.pause(0.5)  # the log scrolled to its end once its lines are wrapped

@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Sequence
+from typing import Any
 
 from rich.text import Text
 from textual import events
@@ -42,8 +43,8 @@ class Cathedral(Widget):
 
     DEFAULT_CSS = "Cathedral { height: auto; width: 50; }"
 
-    def __init__(self, **kwargs: object) -> None:
-        super().__init__(**kwargs)  # type: ignore[arg-type]
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
         self.obs: Observation | None = None
         self.targets: frozenset[int] = frozenset()
         self.chosen: frozenset[int] = frozenset()
@@ -121,8 +122,8 @@ class MarketSlot(Widget):
 
     DEFAULT_CSS = "MarketSlot { width: 10; height: 4; }"
 
-    def __init__(self, k: int, **kwargs: object) -> None:
-        super().__init__(**kwargs)  # type: ignore[arg-type]
+    def __init__(self, k: int, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
         self.k = k
         self.obs: Observation | None = None
         self.picked = ""  # "O" or "V" when that space is chosen
@@ -364,8 +365,8 @@ class Page(Widget):
 
     DEFAULT_CSS = "Page { height: auto; }"
 
-    def __init__(self, text: Text, **kwargs: object) -> None:
-        super().__init__(**kwargs)  # type: ignore[arg-type]
+    def __init__(self, text: Text, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
         self.text = text
 
     def get_content_height(self, container: object, viewport: object, width: int) -> int:

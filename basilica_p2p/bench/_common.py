@@ -42,7 +42,7 @@ def sample_states(n: int, options: Options) -> list[Game]:
     return out
 
 
-def per_call_us(fn, items) -> float:  # type: ignore[no-untyped-def]
+def per_call_us(fn, items) -> float:
     start = time.perf_counter_ns()
     for x in items:
         fn(x)

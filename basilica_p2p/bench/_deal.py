@@ -34,7 +34,7 @@ def bench_deal(games: int) -> None:
         game = hashlib.sha256(b"bench-deal game %d" % g).digest()
         cpu: dict[str, list[float]] = {k: [0.0, 0.0] for k in ("hash", "deal", "reveal", "reshuffle", "audit")}
 
-        def timed(part: str, player: int, fn, *args):  # type: ignore[no-untyped-def]
+        def timed(part: str, player: int, fn, *args):
             start = time.process_time()
             out = fn(*args)
             cpu[part][player - 1] += time.process_time() - start
@@ -43,12 +43,13 @@ def bench_deal(games: int) -> None:
         def deal(decks: list[Deck], part: str) -> list[tuple[DeckDeal, DeckDeal]]:
             pairs = []
             for d in decks:
-                peers = tuple(DeckDeal(timed("hash", p, hash_deck, game, d), p, secrets[p - 1]) for p in (1, 2))
+                peers = (DeckDeal(timed("hash", 1, hash_deck, game, d), 1, secrets[0]),
+                         DeckDeal(timed("hash", 2, hash_deck, game, d), 2, secrets[1]))
                 for step, maker in enumerate((1, 2, 1), 1):
                     value = timed(part, maker, peers[maker - 1].make)
                     sizes[f"{part} {step}"] = sizes.get(f"{part} {step}", 0) + len(encode(value)) * (g == 0)
                     timed(part, 3 - maker, peers[2 - maker].receive, value)
-                pairs.append(peers)  # type: ignore[arg-type]
+                pairs.append(peers)
             return pairs
 
         dealt = deal(list(lay.decks), "deal")
@@ -61,7 +62,7 @@ def bench_deal(games: int) -> None:
                 for giver in (p, 3 - p):
                     label = timed("reveal", p, pair[p - 1].add_share, giver, position, mine[giver - 1])
             shares[pair[0].deck.deck_id] += [Share(1, position, mine[0]), Share(2, position, mine[1])]
-            return label  # type: ignore[no-any-return]
+            return label
 
         reveals, faces, position = 0, [], 0
         while reveals < 60:
@@ -123,8 +124,8 @@ def bench_deal_played(games: int) -> None:
     spent: dict[int | None, float] = {}  # CPU seconds by seat, this game
     depth = [0]  # only the outermost Table call is timed: they call each other
 
-    def timed(real):  # type: ignore[no-untyped-def]
-        def wrapper(self: Table, *args, **kwargs):  # type: ignore[no-untyped-def]
+    def timed(real):
+        def wrapper(self: Table, *args, **kwargs):
             depth[0] += 1
             start = time.process_time()
             try:

@@ -31,7 +31,7 @@ def _mcts_game(spec: str, opponent: str, seed_text: str, number: int, options: O
     class Timed:
         name = inner.name
 
-        def choose(self, obs, legal):  # type: ignore[no-untyped-def]
+        def choose(self, obs, legal):
             start = time.perf_counter()
             action = inner.choose(obs, legal)
             if len(legal) > 1:
@@ -59,7 +59,7 @@ def bench_mcts(spec: str, opponent: str, games: int, jobs: int, seed_text: str, 
     """``spec`` against ``opponent``, seats alternating, in worker processes; wins and time per decision."""
     from concurrent.futures import ProcessPoolExecutor
 
-    from ..bots import BotSpecError, make_bot
+    from ..bots import BotSpecError, MctsBot, make_bot
 
     manifest = default_manifest()
     try:
@@ -68,10 +68,10 @@ def bench_mcts(spec: str, opponent: str, games: int, jobs: int, seed_text: str, 
     except BotSpecError as e:
         raise SystemExit(f"bench mcts: {e}") from None
     budget = ""
-    if getattr(measured, "playouts", None) is not None:
-        budget = f" ({measured.playouts} playouts per decision)"  # type: ignore[attr-defined]
-    elif getattr(measured, "time", None) is not None:
-        budget = f" ({measured.time:g} s per decision)"  # type: ignore[attr-defined]
+    if isinstance(measured, MctsBot) and measured.playouts is not None:
+        budget = f" ({measured.playouts} playouts per decision)"
+    elif isinstance(measured, MctsBot) and measured.time is not None:
+        budget = f" ({measured.time:g} s per decision)"
     print(f"mcts: {games} games of {spec}{budget} against {opponent}, seats alternating, {jobs} worker process(es), "
           f"seed {seed_text!r}; load average at the start {load_average()}")
     start = time.perf_counter()

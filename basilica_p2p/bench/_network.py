@@ -119,8 +119,8 @@ def bench_network_scheme(games: int, shuffle: str) -> float:
             start = time.perf_counter()
             recorded = play_recorded(home / f"local-{k}.replay", manifest, Options(), players,
                                      (GreedyBot(manifest, seeds[0]), GreedyBot(manifest, seeds[1])),
-                                     nonces=nonces, game_id=envs[0].game, shuffle=shuffle,  # type: ignore[arg-type]
-                                     deal_secrets=secrets)  # type: ignore[arg-type]
+                                     nonces=nonces, game_id=envs[0].game, shuffle=shuffle,
+                                     deal_secrets=secrets)
             recorded_time += time.perf_counter() - start
             same += (again is None or again.state_hash() == r.game.state_hash()) \
                 and r.game.state_hash() == recorded.state_hash()

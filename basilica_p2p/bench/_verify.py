@@ -5,8 +5,12 @@ from __future__ import annotations
 import statistics
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ._common import recorded_replays
+
+if TYPE_CHECKING:
+    from ..referee import Outcome
 
 
 def bench_verify(replays: int) -> None:
@@ -63,7 +67,7 @@ def bench_verify(replays: int) -> None:
                 fn()
                 times[key].append(time.perf_counter() - start)
         sizes = [(a.stat().st_size, b.stat().st_size) for a, b in zip(paths, hidden)]
-        moves = [(verify_file(a, manifests).outcome.moves, verify_file(b, manifests).outcome.moves)  # type: ignore[union-attr]
+        moves = [(_moves(verify_file(a, manifests).outcome), _moves(verify_file(b, manifests).outcome))
                  for a, b in zip(paths, hidden)]
     sig, whole = min(times["sig"]), min(times["full"])
     print(f"verify: {replays} replays, {records} records")
@@ -86,3 +90,8 @@ def bench_verify(replays: int) -> None:
     print(f"  replay size: median {statistics.median(b for _, b in sizes) / 1024:.1f} KiB dealt face down, "
           f"{statistics.median(a for a, _ in sizes) / 1024:.1f} KiB by commit-reveal; median growth per game "
           f"{growth * 100:+.0f}% ({per_move * 100:+.0f}% per decision, as the two deals give games of other lengths)")
+
+
+def _moves(outcome: Outcome | None) -> int:
+    assert outcome is not None  # the replays were just recorded, each a whole game
+    return outcome.moves

@@ -100,7 +100,7 @@ def _load_bot(spec: str, manifest: Manifest, seed: int) -> Bot:
             bot.name = class_name
         except AttributeError:
             pass
-    return bot  # type: ignore[no-any-return]
+    return bot
 
 
 BOT_NAMES = ("random", "greedy", "mcts")

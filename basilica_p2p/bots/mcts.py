@@ -138,13 +138,13 @@ class MctsBot:
                 playouts: int | None) -> int:
         """Playouts from ``root`` within ``seconds`` or ``playouts`` (at least one), the root's
         actions limited to ``allowed``; returns how many ran."""
-        deadline = None if seconds is None else _time.perf_counter() + seconds
+        deadline = math.inf if seconds is None else _time.perf_counter() + seconds  # else playouts bound it
         n = 0
         while True:
             if playouts is not None:
                 if n >= playouts:
                     break
-            elif n > 0 and _time.perf_counter() >= deadline:  # type: ignore[operator]
+            elif n > 0 and _time.perf_counter() >= deadline:
                 break
             g = sample_game(obs, self._manifest, self._rng)
             self._iterate(root, g, obs.player, allowed)
@@ -306,4 +306,5 @@ def mcts_from_spec(spec: str, manifest: Manifest, seed: int) -> MctsBot:
         options = parse_options(spec)
     except ValueError as e:
         raise BotSpecError(str(e)) from None
-    return MctsBot(manifest, seed, **options)  # type: ignore[arg-type]
+    playouts = options.pop("playouts", None)  # the one whole number: the rest are floats
+    return MctsBot(manifest, seed, playouts=None if playouts is None else int(playouts), **options)

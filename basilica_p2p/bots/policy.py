@@ -39,7 +39,7 @@ POLICY_PREFIX = "policy:"
 SB3_HINT = "pip install 'basilica-p2p[sb3]'"
 
 
-def _rl_modules():  # type: ignore[no-untyped-def]
+def _rl_modules():
     try:
         import numpy as np
 
@@ -99,23 +99,26 @@ def sb3_policy(path: Path) -> tuple[Policy, tuple[int, int]]:
         raise BotSpecError(f"policy:{path}: not a MaskablePPO model ({type(e).__name__}: {e})") from None
     space = model.observation_space
     keys: tuple[str, ...] = ()
+    vector = space
     if isinstance(space, spaces.Dict):
         keys = tuple(space.spaces)
         vector_key = next((k for k in ("observation", "observations") if k in keys), None)
         if vector_key is None:
             raise BotSpecError(f"policy:{path}: its observations have keys {', '.join(keys)}, not this "
                                "package's (observation, action_mask)")
-        size = int(space[vector_key].shape[0])
-    else:
-        size = int(space.shape[0])
-    dtype = space["action_mask"].dtype if "action_mask" in keys else None
+        vector = space[vector_key]
+    assert vector.shape is not None  # a Box, as MaskablePPO's observations are
+    size = int(vector.shape[0])
+    dtype = space["action_mask"].dtype if isinstance(space, spaces.Dict) and "action_mask" in keys else None
+    actions = model.action_space
+    assert isinstance(actions, spaces.Discrete)  # this package's actions are, as a model trained on them has
 
     def policy(observation: np.ndarray, mask: np.ndarray) -> int:
         given: Any = {vector_key: observation, "action_mask": mask.astype(dtype)} if keys else observation
         action, _ = model.predict(given, action_masks=mask.astype(bool), deterministic=True)
         return int(action)
 
-    return policy, (size, int(model.action_space.n))
+    return policy, (size, int(actions.n))
 
 
 def policy_from_spec(spec: str, manifest: Manifest) -> PolicyBot:

@@ -70,7 +70,7 @@ def main() -> None:
     except Exception as e:
         if not _is_usage_error(e):
             raise
-        message = " ".join(e.format_message().split())  # type: ignore[attr-defined]
+        message = " ".join(e.format_message().split())
         if not message:  # no arguments at all: the help was shown
             sys.exit(2)
         ctx = getattr(e, "ctx", None)

@@ -5,7 +5,7 @@ several commands reuse (typer lets commands share one declaration: add a shared 
 from __future__ import annotations
 
 import sys
-from enum import Enum
+from enum import StrEnum
 from pathlib import Path
 from typing import Optional
 
@@ -83,7 +83,7 @@ def read_input(path: Path, what: str) -> str:
         raise fail(f"cannot read {what} {path}: not UTF-8 text") from None
 
 
-class Shuffle(str, Enum):
+class Shuffle(StrEnum):
     """The shuffle schemes a local match or tournament can deal with (protocol/PROTOCOL.md §5, §5b)."""
 
     COMMIT_REVEAL = "commit-reveal-v1"
@@ -114,7 +114,7 @@ def match_seed(seed: Optional[str], specs: list[str]) -> str:
     return chosen
 
 
-def user_identity(home: Path, app_follows: bool = False):  # type: ignore[no-untyped-def]
+def user_identity(home: Path, app_follows: bool = False):
     """The person's identity under ``home``, made on first use (named after the login name).
 
     A new one is said on the terminal; when the full-screen app takes the terminal right after
@@ -160,7 +160,7 @@ def bot_label(spec: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]", "-", text)[:40] or "bot"
 
 
-def _report_games(reports, me_name: str) -> None:  # type: ignore[no-untyped-def]
+def _report_games(reports, me_name: str) -> None:
     """One line per game: both names in seat order, each with its score, ours marked "you".
 
     ``game 1: alice (player 1, you) 31 - 12 bob (player 2): you won, 40 moves (score); replay ...``
@@ -177,7 +177,7 @@ def _report_games(reports, me_name: str) -> None:  # type: ignore[no-untyped-def
         typer.echo(f"series: {series.line()}")
 
 
-def report_line(number: int, r, me_name: str) -> str:  # type: ignore[no-untyped-def]
+def report_line(number: int, r, me_name: str) -> str:
     """The line :func:`_report_games` says for game ``number`` (a GameReport ``r``)."""
     o = r.outcome
     names = [me_name, r.peer] if r.seat == 0 else [r.peer, me_name]
@@ -208,7 +208,7 @@ def _leaf_errors(e: BaseException) -> list[BaseException]:
     return [e]
 
 
-def _terminal_state():  # type: ignore[no-untyped-def]
+def _terminal_state():
     """The terminal's settings, if standard input is one (POSIX), to put back after Ctrl-C."""
     try:
         import termios
@@ -218,7 +218,7 @@ def _terminal_state():  # type: ignore[no-untyped-def]
         return None
 
 
-def _restore_terminal(state) -> None:  # type: ignore[no-untyped-def]
+def _restore_terminal(state) -> None:
     if state is None:
         return
     try:
@@ -229,7 +229,7 @@ def _restore_terminal(state) -> None:  # type: ignore[no-untyped-def]
         pass
 
 
-def _run_trio(fn, replay):  # type: ignore[no-untyped-def]
+def _run_trio(fn, replay):
     """``trio.run(fn)``; an error that trio's nurseries wrapped in an exception group comes
     out as itself, and Ctrl-C (status 130) says how to go on with the game: ``replay()`` is
     the replay of the unfinished game, if there is one."""

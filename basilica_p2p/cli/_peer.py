@@ -24,7 +24,7 @@ def _net_options(
     frame_timeout: float, move_time: Optional[float], ctx: typer.Context, role: str, games: int = 1,
     quiet: bool = False, keep_session: bool = False, shuffle: str = "sra-p256-v1", plain: bool = True,
     chat: bool = True,
-):  # type: ignore[no-untyped-def]
+):
     """Everything host and join share, checked, as a PeerConfig (``plain``: the line client, not the app)."""
     import os as _os
 
@@ -69,8 +69,8 @@ def _net_options(
     person = None if bot else AppPlayer(me.name, man, network=True) if wants_app(plain) else \
         TerminalPlayer(me.name, manifest=man)
 
-    def agent_for(k: int):  # type: ignore[no-untyped-def]
-        if person is None:
+    def agent_for(k: int):
+        if bot:  # then there is no person
             return make_bot(bot, man, int.from_bytes(_os.urandom(8), "big"))
         return person
 
@@ -92,12 +92,12 @@ def _net_options(
     return config
 
 
-def _run_peer(coro_fn, config, where: str = "", hint=None) -> None:  # type: ignore[no-untyped-def]
+def _run_peer(coro_fn, config, where: str = "", hint=None) -> None:
     """Run host or join; ``hint(error)`` says what to check after a network error."""
     from ..app import AppPlayer, run_in_app, stoppable
     from ..net.session import SessionError
 
-    person = getattr(config, "person", None)
+    person = config.person
     if person is None:
         # A bot's games are said one line each as they end, and not kept: 'host --games N'
         # runs for hours, and its memory stays flat.  A person's are said at the end, after
@@ -118,7 +118,7 @@ def _run_peer(coro_fn, config, where: str = "", hint=None) -> None:  # type: ign
     _report_games(reports, config.me.name)
 
 
-def _host_hint(bind: str, port: int):  # type: ignore[no-untyped-def]
+def _host_hint(bind: str, port: int):
     """What to check when the host cannot listen (not the joiner's advice)."""
     import errno
     import socket
@@ -136,7 +136,7 @@ def _host_hint(bind: str, port: int):  # type: ignore[no-untyped-def]
 
 
 def _internet_options(stun: Optional[list[str]], no_stun: bool, port_mapping: str, ttl: int,
-                      handshake: float, give_up: float = 60.0):  # type: ignore[no-untyped-def]
+                      handshake: float, give_up: float = 60.0):
     from ..net.gate import GateLimits
     from ..net.invited import MAPPING_PROTOCOLS, InternetOptions
     from ..net.stun import DEFAULT_SERVERS
@@ -157,7 +157,7 @@ def _internet_options(stun: Optional[list[str]], no_stun: bool, port_mapping: st
 WORMHOLE_CODE = re.compile(r"^\s*\d+(-[A-Za-z]+)+\s*$")
 
 
-def _code_options(mailbox: Optional[str], relay: Optional[str], no_relay: bool):  # type: ignore[no-untyped-def]
+def _code_options(mailbox: Optional[str], relay: Optional[str], no_relay: bool):
     """--mailbox, --relay and --no-relay, checked, and the internet extra that codes need."""
     from ..net.coded import PUBLIC_MAILBOX, PUBLIC_RELAY, CodeOptions, missing_extra
 
@@ -175,7 +175,7 @@ def _code_options(mailbox: Optional[str], relay: Optional[str], no_relay: bool):
     return CodeOptions(mailbox or PUBLIC_MAILBOX, None if no_relay else where)
 
 
-async def _stdin_lines():  # type: ignore[no-untyped-def]
+async def _stdin_lines():
     """Lines typed or piped on standard input, read only while awaited (nothing is taken from a
     game's prompt later); stops at end of input, or at once when standard input cannot be polled."""
     import os as _os
@@ -203,7 +203,7 @@ async def _stdin_lines():  # type: ignore[no-untyped-def]
             line += byte
 
 
-async def _host_with_invite(bind: str, port: int, config, internet, coded=None):  # type: ignore[no-untyped-def]
+async def _host_with_invite(bind: str, port: int, config, internet, coded=None):
     import time
     from contextlib import AsyncExitStack
 
@@ -213,7 +213,7 @@ async def _host_with_invite(bind: str, port: int, config, internet, coded=None):
     from ..net.peer import play_games
     from ..net.session import SessionError
 
-    def ready(r) -> None:  # type: ignore[no-untyped-def]
+    def ready(r) -> None:
         config.resume_info["port"] = r.port
         typer.echo(f"listening on {bind}:{r.port}")
         typer.echo(f"invite: basilica join {format_invite(r.invite)}")
@@ -223,7 +223,7 @@ async def _host_with_invite(bind: str, port: int, config, internet, coded=None):
         typer.echo(f"give the invite line to the other player (it is valid for {internet.ttl} s and lets in one "
                    "player); if they print a 'reply: bas1r:...' line, paste it here and press Enter", err=True)
 
-    def gathered(g) -> None:  # type: ignore[no-untyped-def]
+    def gathered(g) -> None:
         for note in g.notes:
             typer.echo(note, err=True)
         if g.invite is not None:
@@ -264,7 +264,7 @@ async def _host_with_invite(bind: str, port: int, config, internet, coded=None):
         return await play_games(admitted.framed, True, config)
 
 
-def _join_with_invite(ctx, code, bot, ruleset, festum, festum_removal, manifest, replay_dir,  # type: ignore[no-untyped-def]
+def _join_with_invite(ctx, code, bot, ruleset, festum, festum_removal, manifest, replay_dir,
                       handshake_timeout, idle_timeout, ping_interval, frame_timeout, move_time, keep_session,
                       shuffle, internet, coded=None, plain: bool = True, chat: bool = True) -> None:
     """Join by an invite code (bas1:...) or, with ``coded``, by a wormhole code (7-word-word)."""
@@ -287,7 +287,7 @@ def _join_with_invite(ctx, code, bot, ruleset, festum, festum_removal, manifest,
     if invite is not None and used.signed(config.me.public, ident):
         raise fail("this invite was used already: ask the host for a new one", code=1)
 
-    async def run():  # type: ignore[no-untyped-def]
+    async def run():
         from dataclasses import replace
 
         from ..net.dial import NoPath
@@ -301,12 +301,13 @@ def _join_with_invite(ctx, code, bot, ruleset, festum, festum_removal, manifest,
             typer.echo("no address in the invite answered yet: give the reply line above to the host, who pastes "
                        "it into its window; both sides then punch a hole through their routers", err=True)
 
-        async def connect(seconds: float):  # type: ignore[no-untyped-def]
+        async def connect(seconds: float):
             try:
                 if coded is not None:
                     from ..net.coded import join_with_code
 
                     return await join_with_code(code, config.me, internet, coded, int(time.time()), config.log)
+                assert invite is not None  # parsed above when no wormhole code is given
                 return await join_connection(invite, config.me, replace(internet, give_up=seconds), show_reply,
                                              config.log)
             except NoPath as e:
@@ -314,7 +315,7 @@ def _join_with_invite(ctx, code, bot, ruleset, festum, festum_removal, manifest,
                     typer.echo(f"  {where}: {why}", err=True)
                 raise SessionError(str(e)) from None
 
-        async def play(dialed):  # type: ignore[no-untyped-def]
+        async def play(dialed):
             if dialed.via == "relayed":
                 from ..net.coded import relay_note
 

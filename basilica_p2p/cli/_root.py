@@ -4,6 +4,7 @@ cleanly when a prompt thread still holds standard input."""
 from __future__ import annotations
 
 import sys
+from typing import Protocol, TypeGuard
 
 import typer
 from typer.core import TyperGroup
@@ -20,7 +21,7 @@ class _Root(TyperGroup):
     and -h is --help everywhere.
     """
 
-    def __init__(self, *args, **kwargs) -> None:  # type: ignore[no-untyped-def]
+    def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
         shared = [p for p in self.params if p.name in ("home", "version")]
         for command in self.commands.values():
@@ -29,13 +30,13 @@ class _Root(TyperGroup):
         _one_line_paragraphs(self)
 
 
-def _store_home(ctx, param, value):  # type: ignore[no-untyped-def]
+def _store_home(ctx, param, value):
     if value is not None:
         ctx.find_root().obj = value
     return value
 
 
-def _share_options(command, shared) -> None:  # type: ignore[no-untyped-def]
+def _share_options(command, shared) -> None:
     import copy
 
     for original in shared:
@@ -53,7 +54,7 @@ def _share_options(command, shared) -> None:  # type: ignore[no-untyped-def]
     _quiet_flags(command)
 
 
-def _one_line_paragraphs(command) -> None:  # type: ignore[no-untyped-def]
+def _one_line_paragraphs(command) -> None:
     """Each paragraph of a command's help (its docstring) made one line, for the terminal to wrap.
 
     typer keeps the line breaks of a docstring after its first paragraph (and of the first
@@ -69,7 +70,7 @@ def _one_line_paragraphs(command) -> None:  # type: ignore[no-untyped-def]
         _one_line_paragraphs(sub)
 
 
-def _quiet_flags(command) -> None:  # type: ignore[no-untyped-def]
+def _quiet_flags(command) -> None:
     """No ``<bool>`` after a flag in the help (typer's own --help included)."""
     from types import SimpleNamespace
 
@@ -85,7 +86,13 @@ def _version(value: bool) -> None:
         raise typer.Exit()
 
 
-def _is_usage_error(e: Exception) -> bool:
+class _UsageError(Protocol):
+    exit_code: int
+
+    def format_message(self) -> str: ...
+
+
+def _is_usage_error(e: Exception) -> TypeGuard[_UsageError]:
     # Typer's usage errors are click's (older typer) or a private copy of them
     # (newer typer); both carry exit_code 2 and format_message().
     return getattr(e, "exit_code", None) == 2 and callable(getattr(e, "format_message", None))

@@ -65,7 +65,7 @@ def id_rename(
     _print_key(ident, public=False)
 
 
-def _change_identity(ctx: typer.Context, change):  # type: ignore[no-untyped-def]
+def _change_identity(ctx: typer.Context, change):
     """``(home, change(home))``; a refused change or a home that cannot be written is one error line."""
     from ..identity import IdentityError
 
@@ -78,7 +78,7 @@ def _change_identity(ctx: typer.Context, change):  # type: ignore[no-untyped-def
         raise fail(f"cannot write under {home}: {e.strerror}") from None
 
 
-def _print_key(ident, public: bool = True) -> None:  # type: ignore[no-untyped-def]
+def _print_key(ident, public: bool = True) -> None:
     from ..fingerprint_words import fingerprint_words
 
     if public:

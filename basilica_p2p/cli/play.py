@@ -247,8 +247,8 @@ def play_cmd(
     folder = output_folder(ctx, replay_dir, "replays")
     person = AppPlayer(me.name, man, undo=True) if wants_app(plain) else TerminalPlayer(me.name, manifest=man)
     try:
-        def game():  # type: ignore[no-untyped-def]
-            return play_local(person, bot, (me, them), seat - 1, man, options, folder,  # type: ignore[arg-type]
+        def game():
+            return play_local(person, bot, (me, them), seat - 1, man, options, folder,
                               clock=time_control)
 
         result = run_in_app(person, game) if isinstance(person, AppPlayer) else game()
@@ -399,7 +399,7 @@ def resume_cmd(
         move_time = float(info["move_time"])  # the limit the game was started with still holds
     timeouts = Timeouts(handshake_timeout, ping_interval, idle_timeout, frame_timeout, move_time)
 
-    def game():  # type: ignore[no-untyped-def]
+    def game():
         return resume(replay, me, manifests, agent, where, timeouts, window, log=lambda m: typer.echo(m, err=True),
                       keep_session=keep_session, chat=not no_chat and not spec)
 

@@ -93,7 +93,7 @@ def verify(
         raise typer.Exit(1)
 
 
-def _walk(path: Path, manifest: list[Path]):  # type: ignore[no-untyped-def]
+def _walk(path: Path, manifest: list[Path]):
     from ..replay.file import ReplayError
     from ..replay.show import walk
 
@@ -295,8 +295,8 @@ def replay_analyse(
                    console=Console(stderr=True), transient=True)
     task = bar.add_task("decisions", total=0)
 
-    def run(fn, items, on_result):  # type: ignore[no-untyped-def]
-        def done(j):  # type: ignore[no-untyped-def]
+    def run(fn, items, on_result):
+        def done(j):
             on_result(j)
             bar.advance(task)
 

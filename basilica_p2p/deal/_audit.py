@@ -6,7 +6,8 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from ._curve import N, inverse, key_commitment, multiply, private
-from ._deal import DealMessage, MalformedValue, shuffle
+from ._deal import DealMessage, shuffle
+from ._errors import MalformedValue
 from ._deck import HashedDeck
 from ._keys import card_key, deck_key, permutation
 
@@ -26,7 +27,7 @@ class DealRecord:
     label each position opened to in the game (position -> label)."""
 
     deck: HashedDeck
-    messages: tuple[DealMessage, DealMessage, DealMessage]
+    messages: tuple[DealMessage, ...]  # shuffle, key, rekey: a deal's three, as DeckDeal.messages holds them
     shares: tuple[Share, ...] = ()
     opened: Mapping[int, str] = field(default_factory=dict)
 

@@ -13,7 +13,6 @@ needs no subgroup check.
 from __future__ import annotations
 
 import hashlib
-from typing import Any
 
 from cryptography.hazmat.primitives.asymmetric import ec
 
@@ -39,7 +38,7 @@ def tagged_hash(tag: bytes, *fields: bytes) -> bytes:
     return hashlib.sha256(tagged_preimage(tag, *fields)).digest()
 
 
-def _decompress(prefix: int, x: object) -> Any:
+def _decompress(prefix: int, x: object) -> ec.EllipticCurvePublicKey | None:
     # Refused: anything but 32 bytes, 0 (OpenSSL would take it: 0 is the x of
     # a point, but no hash ever gives it and it is a fixed, recognisable
     # value), and x >= p (the same point spelt twice).
@@ -54,7 +53,7 @@ def _decompress(prefix: int, x: object) -> Any:
         return None
 
 
-def load(x: object) -> Any:
+def load(x: object) -> ec.EllipticCurvePublicKey | None:
     """The point with x-coordinate ``x`` (32 bytes, 0 < x < p) as a public key object, or None."""
     return _decompress(2, x)
 
@@ -65,7 +64,7 @@ def hash_to_card(game: bytes, deck_id: str, label: str) -> tuple[bytes, int]:
     return x, counter
 
 
-def hash_to_point(game: bytes, deck_id: str, label: str) -> tuple[bytes, int, Any]:
+def hash_to_point(game: bytes, deck_id: str, label: str) -> tuple[bytes, int, ec.EllipticCurvePublicKey]:
     """:func:`hash_to_card` with the point it loaded on the way, so a deck is decompressed once.
 
     The test is the one ``load`` makes: 0 < x < p and x^3 - 3x + b a square
@@ -82,14 +81,14 @@ def hash_to_point(game: bytes, deck_id: str, label: str) -> tuple[bytes, int, An
         counter += 1
 
 
-def private(k: int) -> Any:
+def private(k: int) -> ec.EllipticCurvePrivateKey:
     """The scalar 1 ≤ k < n as a private key (OpenSSL computes k·G as well: the cost of a call)."""
     return ec.derive_private_key(k, _CURVE)
 
 
-def multiply(key: Any, point: Any) -> bytes:
+def multiply(key: ec.EllipticCurvePrivateKey, point: ec.EllipticCurvePublicKey) -> bytes:
     """x(k·P) for a private key k and a loaded point P."""
-    return key.exchange(_ECDH, point)  # type: ignore[no-any-return]
+    return key.exchange(_ECDH, point)
 
 
 def key_commitment(game: bytes, deck_id: str, player: int, position: int, k: int) -> bytes:

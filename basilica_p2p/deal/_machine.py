@@ -6,14 +6,11 @@ from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any
 
-from ._deal import KEY, REKEY, SENDER, SHUFFLE, STEP_NAMES, DealMessage, _check_position, check_share, \
+from ._deal import KEY, REKEY, SENDER, STEP_NAMES, DealMessage, _check_position, check_share, \
     check_secret, key, open_checked, parse_message, parse_share, rekey, share, shuffle
 from ._audit import Share
 from ._deck import HashedDeck
 from ._errors import CardOpenedTwice, FalseShare, InvalidDeck, OutOfOrder
-
-_MAKE = {SHUFFLE: lambda s, d, prev: shuffle(s, d), KEY: key, REKEY: rekey}
-
 
 class DeckDeal:
     """The state of one deck's deal: messages in, labels out; no I/O.
@@ -79,7 +76,9 @@ class DeckDeal:
         if self.me is None or self.due != self.me:
             raise OutOfOrder(f"it is not player {self.me}'s turn to deal deck {self.deck.deck_id!r}")
         assert self._secret is not None
-        return _MAKE[self.step + 1](self._secret, self.deck, self._messages[-1] if self._messages else None)
+        if not self._messages:
+            return shuffle(self._secret, self.deck)
+        return (key if self.step + 1 == KEY else rekey)(self._secret, self.deck, self._messages[-1])
 
     def take_own(self, msg: DealMessage) -> None:
         """Record our own next message, as :meth:`remake` gave it."""

@@ -170,10 +170,10 @@ def parse_action(text: str) -> Action:
         for part in s[2:].split(","):
             if part.count("=") != 1:
                 raise NotationError(f"{text!r}: Jester colours are written cell=colour, e.g. J:c2=G")
-            c, col = part.split("=")
+            cell, col = part.split("=")
             if col not in LETTER_COLOR:
                 raise NotationError(f"{text!r}: unknown colour {col!r} (Y, B, R or G)")
-            pairs.append((_cell(c, text), LETTER_COLOR[col]))
+            pairs.append((_cell(cell, text), LETTER_COLOR[col]))
         if len({c for c, _ in pairs}) != len(pairs):
             raise NotationError(f"{text!r}: a cell is named twice")
         return Action(JESTER, colors=tuple(sorted(pairs)))

@@ -6,7 +6,7 @@ are a small int and "does this tile have colour c" is one ``&``.
 
 from __future__ import annotations
 
-from enum import Enum
+from enum import StrEnum
 
 YELLOW, BLUE, RED, GREEN = 1, 2, 4, 8
 ALL_COLORS = (YELLOW, BLUE, RED, GREEN)
@@ -39,7 +39,7 @@ def parse_colors(text: str) -> int:
     return mask
 
 
-class Order(str, Enum):
+class Order(StrEnum):
     PROMOTE = "PROMOTE"
     MOVE = "MOVE"
     RECRUIT = "RECRUIT"
@@ -61,7 +61,7 @@ RANK_NAME = {NO_RANK: "builder", ARCHITECT: "architect", MASON: "mason", STRONGM
 NAME_RANK = {v: k for k, v in RANK_NAME.items() if k != NO_RANK}
 
 
-class Ruleset(str, Enum):
+class Ruleset(StrEnum):
     CLASSIC = "classic"
     PORTAL2022 = "portal2022"
 

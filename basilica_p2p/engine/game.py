@@ -22,8 +22,9 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from enum import StrEnum
 from itertools import product
-from typing import Any
+from typing import Any, TypeAlias, cast
 
 import msgpack
 
@@ -62,18 +63,43 @@ def _order_action(space: int, c: int) -> Action:
     return table[c] if c < len(table) else _new(Action, (A.ORDER, space, c, -1, 0, ()))
 
 
-# What kind of decision is pending.
-MAIN = "main"  # the player on turn chooses one of their three actions
-AFTER_REDEAL = "after-redeal"  # D8: the same PLACE VAULT action goes on with new tiles
-SECOND_SCAFFOLD = "second-scaffold"
-SECOND_ALTAR = "second-altar"
-PAID = "paid"  # D27: the opponent may pay for the paid option of PROMOTE/RECRUIT
-CONFUSE_PAY = "confuse-pay"  # D20: the opponent may pay to choose the CONFUSE move
-CONFUSE_MOVE = "confuse-move"
-JESTER_COLORS = "jester"  # D24
-# A hidden deal (Game.new_hidden): the game waits for facts nobody has opened yet, which the
-# last action (or the setup) turned over; nobody decides until Game.reveal has given them all.
-REVEAL = "reveal"
+class PendingKind(StrEnum):
+    """What kind of decision is pending (its value is the one the canonical state holds)."""
+
+    MAIN = "main"  # the player on turn chooses one of their three actions
+    AFTER_REDEAL = "after-redeal"  # D8: the same PLACE VAULT action goes on with new tiles
+    SECOND_SCAFFOLD = "second-scaffold"
+    SECOND_ALTAR = "second-altar"
+    PAID = "paid"  # D27: the opponent may pay for the paid option of PROMOTE/RECRUIT
+    CONFUSE_PAY = "confuse-pay"  # D20: the opponent may pay to choose the CONFUSE move
+    CONFUSE_MOVE = "confuse-move"
+    JESTER_COLORS = "jester"  # D24
+    # A hidden deal (Game.new_hidden): the game waits for facts nobody has opened yet, which the
+    # last action (or the setup) turned over; nobody decides until Game.reveal has given them all.
+    REVEAL = "reveal"
+
+
+# The kinds by their own names, as the rules code and its callers spell them.
+MAIN = PendingKind.MAIN
+AFTER_REDEAL = PendingKind.AFTER_REDEAL
+SECOND_SCAFFOLD = PendingKind.SECOND_SCAFFOLD
+SECOND_ALTAR = PendingKind.SECOND_ALTAR
+PAID = PendingKind.PAID
+CONFUSE_PAY = PendingKind.CONFUSE_PAY
+CONFUSE_MOVE = PendingKind.CONFUSE_MOVE
+JESTER_COLORS = PendingKind.JESTER_COLORS
+REVEAL = PendingKind.REVEAL
+
+
+class EventKind(StrEnum):
+    """What the rules did by themselves (an :class:`Event`)."""
+
+    REDEAL = "redeal"  # D8: no vault tile fitted, V1-V3 dealt again
+    RESHUFFLE = "reshuffle"  # D11: the discard pile became the stack
+    SCORING = "scoring"
+    NO_ACTION = "no-action"  # D7
+    STACK_OUT = "stack-out"  # D25: the stack ran out a second time
+    GAME_OVER = "game-over"
 
 END_LAST_SCORING = "last-scoring"  # the scoring on the last crown space (the third by default, P10)
 END_STACK = "stack"
@@ -98,7 +124,7 @@ class Options:
 
 @dataclass(frozen=True, slots=True)
 class Pending:
-    kind: str
+    kind: PendingKind
     player: int
     order: Order | None = None  # PAID: whose paid option
     rank: int = NO_RANK  # PAID after PROMOTE: the rank the active player gave
@@ -109,7 +135,7 @@ class Pending:
 class Event:
     """Something the rules did by themselves, for logs and replays."""
 
-    kind: str  # "redeal", "reshuffle", "scoring", "no-action", "game-over"
+    kind: EventKind
     detail: str = ""
     board: ScoredBoard | None = None  # a scoring's: the cathedral as it was scored, before the clean-up
 
@@ -160,6 +186,13 @@ def _make_setup(manifest: Manifest, options: Options, seed: bytes, hidden: bool)
     return setup
 
 
+# What a place on the table holds: a tile id in a game dealt from a seed, a Position of a deal
+# in a hidden game (Game.new_hidden).  The rules move both alike, so the type says "either".
+Card: TypeAlias = Any
+# What a game knows of a card: its tile; in a hidden game, until the tile is opened, its order face.
+Known: TypeAlias = TileSpec | FaceClass
+
+
 class Game:
     """The whole state of one game.  Mutable; ``clone()`` is cheap."""
 
@@ -175,6 +208,48 @@ class Game:
         # and whether a redeal (D8) goes on with the tiles they open.
         "_awaiting", "_after", "_revealing", "_redealing",
     )
+    setup: _Setup
+    specs: dict[Card, Known]
+    vaults: dict[int, Card]  # cell -> card
+    scaffold: set[int]
+    builders: dict[int, tuple[int, int]]  # cell -> (player, rank)
+    glass: set[int]
+    altars: set[int]
+    stack: list[Card]  # the top is the end of the list
+    discard: list[Card]
+    discard_up: set[Card]
+    out: list[Card]
+    orders: list[Card | None]  # O1-O3
+    market: list[Card | None]  # V1-V3
+    in_hand: tuple[Card, int] | None  # the order being carried out, and its space
+    reshuffles: int
+    pawn: int
+    scorings: int
+    scores: list[int]
+    coins: list[int]
+    supply: list[int]
+    tokens: list[int]
+    altar_supply: int
+    active: int
+    actions: int
+    last_placed: int
+    turn: int
+    pending: Pending
+    jester_choices: dict[int, tuple[tuple[int, int], ...]]
+    scoring_space: int
+    over: bool
+    end_reason: str
+    history: list[Action]
+    scoring_log: list[ScoringResult]
+    events: list[Event]
+    _legal: tuple[Action, ...] | None
+    _undo: list[Game]
+    _cleanup_refill: bool
+    decks: tuple[Deck, ...]
+    _awaiting: tuple[Reveal, ...]
+    _after: Pending | None
+    _revealing: Action | None
+    _redealing: bool
 
     # --- construction ------------------------------------------------------
 
@@ -248,7 +323,8 @@ class Game:
         m = setup.manifest
         g = cls.__new__(cls)
         g.setup = setup
-        g.specs = setup.specs
+        # A seeded game's tiles are all known: it shares the setup's table, which nothing writes.
+        g.specs = cast("dict[Card, Known]", setup.specs)
         g.vaults = {}
         g.scaffold = set()
         g.builders = {}
@@ -373,7 +449,7 @@ class Game:
             return None
         return 0 if self.scores[0] > self.scores[1] else 1
 
-    def spec(self, tile: int) -> TileSpec:
+    def spec(self, tile: Card) -> Known:
         return self.specs[tile]
 
     # --- legal actions -----------------------------------------------------
@@ -471,18 +547,18 @@ class Game:
         p = self.active
         vaults = self.vaults
         builders = self.builders
-        O = A.ORDER
+        kind = A.ORDER
         if order is Order.PROMOTE:
             if self.tokens[p] > 0:
                 for c, r in self._own_builders(p):
                     for rank in self.setup.ranks:
                         if rank != r:  # D16: re-promoting must change the rank
-                            acts.append(_new(Action, (O, space, c, -1, rank, ())))
+                            acts.append(_new(Action, (kind, space, c, -1, rank, ())))
         elif order is Order.MOVE:
             for c, _ in self._own_builders(p):
                 for n in sorted(neighbours(c)):
                     if n in vaults and n not in builders:
-                        acts.append(_new(Action, (O, space, c, n, 0, ())))
+                        acts.append(_new(Action, (kind, space, c, n, 0, ())))
         elif order is Order.RECRUIT:
             if self.supply[p] > 0:
                 acts.extend(_order_action(space, c) for c in sorted(vaults) if c not in builders)
@@ -665,7 +741,7 @@ class Game:
             elif a.kind == A.ORDER:
                 self._take_order(a)
             else:  # NONE, D7
-                self.events.append(Event("no-action", f"player {self.active + 1} had no legal action"))
+                self.events.append(Event(EventKind.NO_ACTION, f"player {self.active + 1} had no legal action"))
                 self._end_turn()
         elif kind == SECOND_SCAFFOLD:
             self.scaffold.add(a.cell)
@@ -749,7 +825,7 @@ class Game:
                     self.market[k] = None
             for k in range(3):
                 self.market[k] = self._draw()
-            self.events.append(Event("redeal", "no vault tile fitted: V1-V3 were redealt (D8)"))
+            self.events.append(Event(EventKind.REDEAL, "no vault tile fitted: V1-V3 were redealt (D8)"))
             if self.setup.hidden and self._due():
                 # Whether the redeal goes on depends on the new tiles: it goes on once they
                 # are open (_settle).
@@ -855,7 +931,7 @@ class Game:
         if vault_up:
             self.discard_up.add(tile)
 
-    def _draw(self) -> int:
+    def _draw(self) -> Card:
         if not self.stack:
             raise _StackOut()
         tile = self.stack.pop()
@@ -870,7 +946,7 @@ class Game:
                 count = len(pile)
             self.discard = []
             self.discard_up = set()
-            self.events.append(Event("reshuffle", f"the stack ran out: {count} discarded tiles reshuffled (D11)"))
+            self.events.append(Event(EventKind.RESHUFFLE, f"the stack ran out: {count} discarded tiles reshuffled (D11)"))
         return tile
 
     def _reshuffle_hidden(self) -> int:
@@ -885,7 +961,7 @@ class Game:
         if any(k is None for k in knowledge):  # pragma: no cover - every discard is face up or vault up
             raise RevealError("a discarded tile whose face nobody has seen")
         shown = self.manifest.order_faces_show_crown
-        faces = [k if isinstance(k, FaceClass) else k.face_class(shown) for k in knowledge]  # type: ignore[union-attr]
+        faces = [k if isinstance(k, FaceClass) else k.face_class(shown) for k in knowledge if k is not None]
         known = frozenset(k.id for k in knowledge if isinstance(k, TileSpec))
         deal = len(self.decks)
         self.decks = (*self.decks, Deck(len(pile), count_faces(faces), known, tuple(pile)))
@@ -948,7 +1024,7 @@ class Game:
 
     def known(self, position: Position) -> FaceClass | TileSpec | None:
         """What this hidden game knows of ``position``: nothing, its face class, or its tile."""
-        return self.specs.get(position) if self.setup.hidden else None  # type: ignore[no-any-return]
+        return self.specs.get(position) if self.setup.hidden else None
 
     def reveal(self, position: Position, fact: FaceClass | int) -> list[Event]:
         """Learn the order-face class (a :class:`FaceClass`) or the tile id of ``position``.
@@ -982,7 +1058,7 @@ class Game:
             if _face_of(known, self) != face:
                 raise RevealError(f"position {tuple(position)} shows another order face")
             if tile is None or known == tile:
-                return
+                return []
             if isinstance(known, TileSpec):
                 raise RevealError(f"position {tuple(position)} is already known as tile {known.id}")
         wanted = [r.level for r in self._awaiting if r.position == position]
@@ -1037,7 +1113,7 @@ class Game:
 
     def _stack_out(self) -> None:
         """D25/D26: the second stack is empty and a draw was needed."""
-        self.events.append(Event("stack-out", "the stack ran out a second time: the game ends (D25)"))
+        self.events.append(Event(EventKind.STACK_OUT, "the stack ran out a second time: the game ends (D25)"))
         self.end_reason = END_STACK
         if self._cleanup_refill:
             # D26: after a clean-up every builder is home, so no scoring follows.
@@ -1098,7 +1174,7 @@ class Game:
         self.scores[1] += result.points[1]
         self.scorings += 1
         self.scoring_log.append(result)
-        self.events.append(Event("scoring", f"scoring {self.scorings}: +{result.points[0]} / +{result.points[1]}",
+        self.events.append(Event(EventKind.SCORING, f"scoring {self.scorings}: +{result.points[0]} / +{result.points[1]}",
                                  self._scored_board()))
         if self.end_reason == END_STACK or self.scorings >= len(self.setup.crown_spaces):
             if not self.end_reason:
@@ -1118,7 +1194,7 @@ class Game:
     def _scored_board(self) -> ScoredBoard:
         hidden = self.setup.hidden
         return ScoredBoard(
-            tuple(sorted((c, self.specs[t].id if hidden else t) for c, t in self.vaults.items())),
+            tuple(sorted((c, opened(self.specs[t]).id if hidden else t) for c, t in self.vaults.items())),
             tuple(sorted((c, p, r) for c, (p, r) in self.builders.items())),
             tuple(sorted(self.glass)), tuple(sorted(self.altars)), tuple(sorted(self.scaffold)))
 
@@ -1148,7 +1224,7 @@ class Game:
         self.over = True
         self._legal = ()
         how = "the stack ran out" if self.end_reason == END_STACK else "the last scoring"
-        self.events.append(Event("game-over", f"game over after {how}: {self.scores[0]} - {self.scores[1]}"))
+        self.events.append(Event(EventKind.GAME_OVER, f"game over after {how}: {self.scores[0]} - {self.scores[1]}"))
 
     # --- errors ------------------------------------------------------------
 
@@ -1348,6 +1424,12 @@ class Game:
         return f"<Game {state}, scores {self.scores[0]}-{self.scores[1]}>"
 
 
+def opened(k: Known) -> TileSpec:
+    """What is known of a card vault side up: its tile (in a hidden game too, where it was opened)."""
+    assert isinstance(k, TileSpec), k
+    return k
+
+
 def _face_of(k: FaceClass | TileSpec, g: Game) -> FaceClass:
     return k if isinstance(k, FaceClass) else k.face_class(g.manifest.order_faces_show_crown)
 
@@ -1355,7 +1437,7 @@ def _face_of(k: FaceClass | TileSpec, g: Game) -> FaceClass:
 def _well_typed(a: object) -> bool:
     if type(a) is not Action:
         return False
-    kind, space, cell, dest, rank, colors = a  # type: ignore[misc]
+    kind, space, cell, dest, rank, colors = a
     if type(kind) is not str or type(space) is not int or type(cell) is not int or type(dest) is not int \
             or type(rank) is not int or type(colors) is not tuple:
         return False
@@ -1385,4 +1467,4 @@ def format_action_safe(a: Action) -> str:
         return repr(a)
 
 
-__all__ = ["END_LAST_SCORING", "END_STACK", "Event", "Game", "Options", "Pending", "describe_pending"]
+__all__ = ["END_LAST_SCORING", "END_STACK", "Event", "EventKind", "Game", "Options", "Pending", "PendingKind", "describe_pending"]

@@ -13,7 +13,7 @@ given every fact.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from enum import Enum
+from enum import StrEnum
 from typing import NamedTuple
 
 from .errors import EngineError
@@ -30,10 +30,10 @@ class Position(NamedTuple):
     """
 
     deal: int
-    index: int
+    index: int  # type: ignore[assignment]  # a field may shadow tuple.index, which typeshed types as the method
 
 
-class Level(str, Enum):
+class Level(StrEnum):
     """How much a reveal opens.  FACE: the order-face class; TILE: the tile id."""
 
     FACE = "face"

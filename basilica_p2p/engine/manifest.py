@@ -15,6 +15,7 @@ import json
 from dataclasses import dataclass
 from functools import cached_property
 from importlib import resources
+from collections.abc import Set as AbstractSet
 from typing import Any
 
 import msgpack
@@ -129,7 +130,7 @@ def _expect(cond: bool, where: str, what: str) -> None:
         raise ManifestError(f"manifest: {where}: {what}")
 
 
-def _keys(obj: Any, where: str, required: set[str], optional: set[str] = frozenset()) -> None:  # type: ignore[assignment]
+def _keys(obj: Any, where: str, required: set[str], optional: AbstractSet[str] = frozenset()) -> None:
     _expect(isinstance(obj, dict), where, "must be an object")
     missing = sorted(required - obj.keys())
     if missing:
@@ -140,8 +141,8 @@ def _keys(obj: Any, where: str, required: set[str], optional: set[str] = frozens
 
 
 def _int(v: Any, where: str, lo: int, hi: int) -> int:
-    _expect(isinstance(v, int) and not isinstance(v, bool) and lo <= v <= hi, where,
-            f"must be a whole number from {lo} to {hi}")
+    if not (isinstance(v, int) and not isinstance(v, bool) and lo <= v <= hi):
+        raise ManifestError(f"manifest: {where}: must be a whole number from {lo} to {hi}")
     return v
 
 

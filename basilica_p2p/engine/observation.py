@@ -24,8 +24,8 @@ from typing import Any
 from . import actions as A
 from .actions import Action
 from .cells import format_cell
-from .components import RANK_LETTER, Order, format_colors
-from .game import JESTER_COLORS, REVEAL, Game, Options, Pending, _Setup
+from .components import RANK_LETTER, Order, Ruleset, format_colors
+from .game import JESTER_COLORS, MAIN, REVEAL, Game, Options, Pending, _Setup, opened
 from .errors import EngineError
 from .manifest import Manifest
 
@@ -157,8 +157,8 @@ def _order_face(g: Game, tile: Any) -> OrderFace:
 
 
 def _vault_face(g: Game, tile: Any) -> VaultFace:
-    s = g.specs[tile]
-    return VaultFace(s.id, s.colors, s.crown)  # type: ignore[union-attr]
+    s = opened(g.specs[tile])
+    return VaultFace(s.id, s.colors, s.crown)
 
 
 def _face_lookups(g: Game) -> tuple[Callable[[Any], VaultFace], Callable[[Any], OrderFace]]:
@@ -279,7 +279,7 @@ def determinize(obs: Observation, manifest: Manifest, shuffle: Shuffler, seed: b
     """
     if manifest.hash != obs.manifest_hash:
         raise ValueError("the observation was made with another manifest")
-    options = Options(obs.ruleset, obs.festum, obs.festum_removal)  # type: ignore[arg-type]
+    options = Options(Ruleset(obs.ruleset), obs.festum, obs.festum_removal)
     specs = {t.id: t for t in manifest.tiles + (manifest.festum_tiles if obs.festum else ())}
     setup = _Setup(manifest, options, seed, specs, frozenset(manifest.crown_spaces), options.ruleset.ranks)
     known = {f.tile for _, f in obs.vaults} | {f.tile for f in obs.market if f is not None}
@@ -330,7 +330,7 @@ def determinize(obs: Observation, manifest: Manifest, shuffle: Shuffler, seed: b
     g.actions = obs.actions_taken
     g.last_placed = obs.last_placed
     g.turn = obs.turn
-    g.pending = obs.pending if obs.pending is not None else Pending("main", obs.active)
+    g.pending = obs.pending if obs.pending is not None else Pending(MAIN, obs.active)
     g.scoring_space = obs.scoring_space
     g.over = obs.over
     g.end_reason = obs.end_reason

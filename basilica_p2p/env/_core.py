@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..engine import Action, Game, Manifest, Options, default_manifest, observe
+from ..engine import Action, Game, Manifest, Options, Ruleset, default_manifest, observe
 from ..render import render_board
 from .actions import ActionTable
 from .observation import ObservationEncoder
@@ -34,7 +34,7 @@ class Setting:
 
     @property
     def options(self) -> Options:
-        return Options(self.ruleset, self.festum, self.festum_removal)  # type: ignore[arg-type]
+        return Options(Ruleset(self.ruleset), self.festum, self.festum_removal)
 
     def the_manifest(self) -> Manifest:
         return self.manifest if self.manifest is not None else default_manifest()

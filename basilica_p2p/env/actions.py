@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import cast
 
 from ..engine import actions as A
 from ..engine.actions import Action
@@ -130,7 +131,7 @@ class ActionTable:
         legal = list(legal)
         found = list(map(self._index.get, legal))  # one C-level pass: the environments call this every step
         if None not in found:
-            return found, legal  # type: ignore[return-value]
+            return cast("list[int]", found), legal  # no None among them: every action has its index
         # Jester choices (numbered by their colours) and actions beyond the table's rows:
         idx: list[int] = []
         acts: list[Action] = []

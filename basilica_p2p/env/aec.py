@@ -35,11 +35,11 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
         self._obs_space = observation_space(self.table, self.layout)
         size = self.table.encoder.size
         self.state_space = spaces.Box(-OBS_BOUND, OBS_BOUND, (2 * size,), np.float32)
-        self._act_space = spaces.Discrete(self.table.actions.size)
+        self._act_space: spaces.Discrete = spaces.Discrete(self.table.actions.size)
         self._seed: int | None = None
         self._episode = 0
 
-    def observation_space(self, agent: str) -> spaces.Space:  # type: ignore[type-arg]
+    def observation_space(self, agent: str) -> spaces.Space:
         return self._obs_space
 
     def action_space(self, agent: str) -> spaces.Discrete:

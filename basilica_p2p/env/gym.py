@@ -29,7 +29,7 @@ from ._core import RENDER_MODES, Setting, Table, check_render_mode, outcome, ren
 from .layout import Layout, arrange, observation_space
 
 
-class GymEnv(gymnasium.Env):  # type: ignore[type-arg]
+class GymEnv(gymnasium.Env):
     metadata = {"render_modes": list(RENDER_MODES)}
 
     def __init__(self, opponent: str | Bot = "greedy", seat: int | None = None, ruleset: str = "portal2022",
@@ -103,5 +103,5 @@ class GymEnv(gymnasium.Env):  # type: ignore[type-arg]
         """The legal actions now (the name sb3-contrib's MaskablePPO looks for)."""
         return self._mask()
 
-    def render(self) -> str | None:
+    def render(self) -> str | None:  # type: ignore[override]  # gymnasium types it by a TypeVar found only in its return
         return render(self.table.game, self.render_mode)

@@ -37,7 +37,7 @@ class Layout(Enum):
             raise ValueError(f"obs_layout {value!r} is not one of {', '.join(repr(x.value) for x in cls)}") from None
 
 
-def observation_space(table: Table, layout: Layout = Layout.DICT) -> spaces.Space:  # type: ignore[type-arg]
+def observation_space(table: Table, layout: Layout = Layout.DICT) -> spaces.Space:
     vector = spaces.Box(-OBS_BOUND, OBS_BOUND, (table.encoder.size,), np.float32)
     if layout is Layout.FLAT:
         return vector

@@ -225,21 +225,21 @@ class ObservationEncoder:
 
         discard = obs.discard
         if old is None or discard != old.discard:
-            before = old.discard if old is not None else ()
-            done = len(before)
-            if not (done <= len(discard) and discard[:done] == before):
+            earlier = old.discard if old is not None else ()
+            done = len(earlier)
+            if not (done <= len(discard) and discard[:done] == earlier):
                 done = 0  # not the last pile with tiles added (a reshuffle emptied it): count afresh
                 gone.extend(seat.discard_seen)
                 seat.discard_seen = []
                 seat.counts = [0] * len(seat.counts)
             counts = seat.counts
             pos = _ORDER_POS
-            for f in discard[done:]:
-                if type(f) is VaultFace:
-                    seat.discard_seen.append(seen[f.tile])
-                    came.append(seen[f.tile])
+            for face in discard[done:]:
+                if isinstance(face, VaultFace):
+                    seat.discard_seen.append(seen[face.tile])
+                    came.append(seen[face.tile])
                 else:
-                    counts[pos[f.order] + f.paid] += 1
+                    counts[pos[face.order] + face.paid] += 1
             start = blocks["discard_order_faces"][0]
             for k, n in enumerate(counts):
                 a[start + k] = _TENTHS[n]
@@ -289,13 +289,13 @@ class ObservationEncoder:
         # stores them: the same value as numpy's float32 division of the two float32 operands
         # (exact small integers), since a double carries more than twice float32's precision.
         at = blocks["scalars"][0]
-        before = seat.scalars
-        if before is None:
+        last = seat.scalars
+        if last is None:
             for i, v in enumerate(values):
                 a[at + i] = v / _SCALE_LIST[i]
-        elif values != before:
+        elif values != last:
             # The changed positions found in C (map and compress); a handful change in a step.
-            for i in compress(_SCALAR_POSITIONS, map(ne, values, before)):
+            for i in compress(_SCALAR_POSITIONS, map(ne, values, last)):
                 a[at + i] = values[i] / _SCALE_LIST[i]
         seat.scalars = values
 

@@ -67,7 +67,7 @@ _GAME_TYPE = pyspiel.GameType(
 )
 
 
-class BasilicaGame(pyspiel.Game):  # type: ignore[misc]
+class BasilicaGame(pyspiel.Game):
     """The game: its fixed tables, shared by all its states."""
 
     def __init__(self, params: dict[str, Any] | None = None) -> None:
@@ -121,7 +121,7 @@ class _Engine:
         return _Engine(None if self.game is None else self.game.clone())
 
 
-class BasilicaState(pyspiel.State):  # type: ignore[misc]
+class BasilicaState(pyspiel.State):
     """A hidden-deal engine game, with the action waiting for its reveals if there is one."""
 
     def __init__(self, game: BasilicaGame) -> None:
@@ -175,7 +175,8 @@ class BasilicaState(pyspiel.State):  # type: ignore[misc]
             self._reveal(self._due[0], int(action))
         else:
             act = self._decode(int(action))
-            self._secret = (_Engine(g.clone()), g.to_move) if g.secret_jester_round() else None  # type: ignore[arg-type]
+            mover = g.to_move
+            self._secret = (_Engine(g.clone()), mover) if g.secret_jester_round() and mover is not None else None
             g.apply(act)
 
     def resample_from_infostate(self, player_id: int, probability_sampler: Any) -> BasilicaState:
@@ -268,7 +269,7 @@ class BasilicaState(pyspiel.State):  # type: ignore[misc]
         decks = g.decks
         shown = bg.manifest.order_faces_show_crown
         known = g.specs.get(r.position)
-        face_of = {}  # how many slots of deal d have each face, and have each face identified
+        face_of: dict[FaceClass, int] = {}  # how many slots of deal d have each face, and have each face identified
         ident_of: dict[FaceClass, int] = {}
         placed: set[int] = set()
         for p, k in g.specs.items():
@@ -369,7 +370,7 @@ class BasilicaObserver:
 pyspiel.register_game(_GAME_TYPE, BasilicaGame)
 
 
-class ISMCTSBot(_ismcts.ISMCTSBot):  # type: ignore[misc]
+class ISMCTSBot(_ismcts.ISMCTSBot):
     """OpenSpiel's Python ``ISMCTSBot``, with the ``restart_at`` that ``evaluate_bots`` calls before a
     game: the original has none (pyspiel's default raises "RestartAt(state) not implemented").
     Its search keeps nothing from one decision to the next, so a restart only forgets its tree."""

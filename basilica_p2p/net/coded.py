@@ -67,7 +67,7 @@ def missing_extra() -> str | None:
     return None
 
 
-def _wormhole():  # type: ignore[no-untyped-def]
+def _wormhole():
     """The wormhole client, or a one-line error naming what to install."""
     missing = missing_extra()
     if missing is not None:
@@ -98,7 +98,7 @@ async def _meet_on_relay(coded: CodeOptions, transit_key: bytes, sender: bool, w
         log(f"the relay did not help: {e}")
         return
     try:
-        await streams.send((stream, f"relay {where}"))
+        await streams.send((stream, f"relay {where}"))  # type: ignore[arg-type]  # QuickAckStream keeps the .socket that readers of a SocketStream use
     except BaseException:
         await trio.aclose_forcefully(stream)
         raise

@@ -119,11 +119,11 @@ async def _challenge(framed: FramedStream, invite: Invite, address: str, race: _
         race.failures[address] = (f"it presented the key {fingerprint(shown) if shown else 'garbage'}, not the "
                                   f"invite's {fingerprint(invite.key)}: a possible man in the middle")
         return None
-    if not challenge_signature_ok(invite.key, nonce, sig):
+    if not isinstance(nonce, bytes) or not challenge_signature_ok(invite.key, nonce, sig):
         race.failures[address] = "its challenge is not signed by the invite's key: a possible man in the middle"
         race.impostors[address] = b""
         return None
-    return nonce  # type: ignore[no-any-return]
+    return nonce
 
 
 async def _attempt(candidate: Candidate, invite: Invite, race: _Race, times: DialTimes, failed: trio.Event) -> None:

@@ -27,7 +27,7 @@ from __future__ import annotations
 import struct
 import zlib
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 import trio
 
@@ -208,7 +208,13 @@ class FramedStream:
             await self.stream.aclose()
 
 
-async def close_quietly(stream: trio.abc.AsyncResource) -> None:
+class Closable(Protocol):
+    """Anything with trio's ``aclose``: a stream, or a :class:`FramedStream` over one."""
+
+    async def aclose(self) -> None: ...
+
+
+async def close_quietly(stream: Closable) -> None:
     """Close, shielded and within a second, whatever state the other end left the stream in."""
     with trio.move_on_after(1) as scope:
         scope.shield = True

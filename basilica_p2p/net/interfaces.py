@@ -71,7 +71,8 @@ def local_candidates(port: int) -> list[Candidate]:
     order = {"lan": 0, "public": 1, "ipv6": 2}
     seen: set[str] = set()
     out: list[Candidate] = []
-    for address in [*_ipv4_addresses(), *_ipv6_addresses()]:
+    addresses: list[ipaddress.IPv4Address | ipaddress.IPv6Address] = [*_ipv4_addresses(), *_ipv6_addresses()]
+    for address in addresses:
         kind = classify(address)
         if kind is None or str(address) in seen:
             continue

@@ -22,7 +22,7 @@ import hmac
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from ipaddress import IPv4Address, IPv6Address, ip_address
 from typing import Any
 
@@ -131,7 +131,7 @@ def _ago(seconds: int) -> str:
 
 def _utc(when: int) -> str:
     try:
-        return "at " + datetime.fromtimestamp(when, tz=timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
+        return "at " + datetime.fromtimestamp(when, tz=UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
     except (OverflowError, OSError, ValueError):  # outside what datetime can show
         return f"at unix time {when}"
 

@@ -70,6 +70,8 @@ class PeerConfig:
     chat: bool = False  # we take lines of chat (a person's side, without --no-chat): net/chat.py
     # We may play again after the host's games (a person's side; a host of one game): net/again.py.
     again: bool = False
+    # The person who plays (the command line's agent, the same in every game); None for a bot.
+    person: object | None = None
 
 
 async def play_games(stream: trio.abc.Stream | FramedStream, hosting: bool, config: PeerConfig) -> list[GameReport]:

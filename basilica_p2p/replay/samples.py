@@ -18,7 +18,7 @@ from pathlib import Path
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from ..bots import GreedyBot, RandomBot
-from ..engine import END_STACK, Game, Manifest, Options, default_manifest
+from ..engine import END_STACK, Game, Manifest, Options, Ruleset, default_manifest
 from ..identity import Identity
 from ..referee import HIDDEN_DEAL
 from ..wire import SHUFFLE_SCHEME, open_envelope
@@ -51,22 +51,22 @@ class Sample:
 
 
 SAMPLES = (
-    Sample("portal2022-greedy-vs-random.replay", Options("portal2022"), "greedy-random",
+    Sample("portal2022-greedy-vs-random.replay", Options(Ruleset.PORTAL2022), "greedy-random",
            lambda g, p: g.end_reason != END_STACK, "portal2022, ended at the third scoring"),
-    Sample("classic-greedy-vs-greedy.replay", Options("classic"), "greedy-greedy",
+    Sample("classic-greedy-vs-greedy.replay", Options(Ruleset.CLASSIC), "greedy-greedy",
            lambda g, p: g.end_reason != END_STACK, "classic (2010), ended at the third scoring"),
-    Sample("festum-removal-greedy-vs-greedy.replay", Options("portal2022", True, True), "greedy-greedy",
+    Sample("festum-removal-greedy-vs-greedy.replay", Options(Ruleset.PORTAL2022, True, True), "greedy-greedy",
            lambda g, p: any(v in g.altars for v in g.vaults) or g.altar_supply < 14,
            "portal2022 + festum with 6 tiles removed, altars played"),
-    Sample("stack-ended-greedy-vs-greedy.replay", Options("portal2022"), "greedy-greedy",
+    Sample("stack-ended-greedy-vs-greedy.replay", Options(Ruleset.PORTAL2022), "greedy-greedy",
            lambda g, p: g.end_reason == END_STACK, "ended when the stack ran out a second time (D25)"),
-    Sample("secret-jesters-random-vs-random.replay", Options("portal2022"), "random-random",
+    Sample("secret-jesters-random-vs-random.replay", Options(Ruleset.PORTAL2022), "random-random",
            lambda g, p: _has_secret_jester_round(p), "both players own Jesters at a scoring: colours by "
            "commit-reveal (D24)"),
-    Sample("hidden-reshuffle-greedy-vs-greedy.replay", Options("portal2022"), "greedy-greedy",
+    Sample("hidden-reshuffle-greedy-vs-greedy.replay", Options(Ruleset.PORTAL2022), "greedy-greedy",
            lambda g, p: g.reshuffles > 0, "dealt face down (sra-p256-v1), the discard pile reshuffled into a new "
            "hidden deal (D11), deal audited", HIDDEN_DEAL),
-    Sample("hidden-festum-removal-greedy-vs-random.replay", Options("portal2022", True, True), "greedy-random",
+    Sample("hidden-festum-removal-greedy-vs-random.replay", Options(Ruleset.PORTAL2022, True, True), "greedy-random",
            lambda g, p: any(v in g.altars for v in g.vaults) and g.end_reason != END_STACK,
            "dealt face down (sra-p256-v1), portal2022 + festum with 6 tiles removed unseen, altars played, "
            "deal audited", HIDDEN_DEAL),
@@ -79,13 +79,13 @@ def write_sample(sample: Sample, out: Path, manifest: Manifest, attempts: int = 
         tag = sample.name.encode() + b"%d" % i
         seed = int.from_bytes(_h(tag, b"bots")[:8], "big")
         kinds = sample.bots.split("-")
-        bots = tuple(GreedyBot(manifest, seed + k) if kind == "greedy" else RandomBot(seed + k)
-                     for k, kind in enumerate(kinds))
+        first, second = (GreedyBot(manifest, seed + k) if kind == "greedy" else RandomBot(seed + k)
+                         for k, kind in enumerate(kinds))
         salts = iter(_h(tag, b"salt", b"%d" % n) for n in range(10_000))
         tmp = path.with_suffix(".tmp")
         tmp.unlink(missing_ok=True)
         hidden = sample.shuffle == HIDDEN_DEAL
-        g = play_recorded(tmp, manifest, sample.options, PLAYERS, bots,  # type: ignore[arg-type]
+        g = play_recorded(tmp, manifest, sample.options, PLAYERS, (first, second),
                           nonces=(_h(tag, b"n1"), _h(tag, b"n2")), game_id=_h(tag, b"game"),
                           salts=lambda: next(salts), shuffle=sample.shuffle,
                           deal_secrets=(_h(tag, b"secret1"), _h(tag, b"secret2")) if hidden else None)

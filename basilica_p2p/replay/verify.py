@@ -135,22 +135,22 @@ def verify_file(path: Path, manifests: dict[str, Manifest] | None = None, *visit
     checks = Verifier()
     walk(replay, seat, checks, *visitors)
     signers = checks.signers
-    base = dict(path=name, names=(h.players[0][1], h.players[1][1]), ruleset=h.ruleset, festum=h.festum,
+    base: dict[str, Any] = dict(path=name, names=(h.players[0][1], h.players[1][1]), ruleset=h.ruleset, festum=h.festum,
                 clock=str(h.clock) if h.clock is not None else "",
                 records=1 + len(replay.records), torn=replay.torn, game=h.game,
                 keys=(h.players[0][0], h.players[1][0]), chain=tuple(checks.chain),
                 signers=tuple(signers), cited=tuple(checks.cited), chat=checks.chat)
     if checks.error:
-        return Verdict(ok=False, error=checks.error, **base)  # type: ignore[arg-type]
+        return Verdict(ok=False, error=checks.error, **base)
     if not seat.finished:
         where = f"valid through record {len(replay.records)}"
         if replay.torn is not None:
             t = replay.torn
             where += f"; record {t.record} at byte {t.offset} is torn ({t.size} bytes, a crash mid-write)"
         return Verdict(ok=False, error=f"incomplete game: {where}; expected {seat.referee.expected()} next",
-                       **base)  # type: ignore[arg-type]
+                       **base)
     if replay.torn is not None:
         t = replay.torn
         return Verdict(ok=False, error=f"record {t.record} (byte {t.offset}): bytes after the end of the game",
-                       **base)  # type: ignore[arg-type]
-    return Verdict(ok=True, outcome=seat.outcome, **base)  # type: ignore[arg-type]
+                       **base)
+    return Verdict(ok=True, outcome=seat.outcome, **base)

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import os
 
-from ..engine import EngineError, Manifest, Options, default_manifest
+from ..engine import EngineError, Manifest, Options, Ruleset, default_manifest
 from ..identity import Identity
 from ..referee import CLOCK_PROTOCOL, LIMITS_PROTOCOL, SCHEMES, GameSpec
 from ..seat import Accepted, Refused, Seat, SeatSecrets
@@ -59,7 +59,7 @@ def spec_of(h: Header, manifests: dict[str, Manifest]) -> GameSpec | str:
         return (f"the game uses manifest {h.manifest.hex()[:16]}..., which is not the default one: "
                 "pass it with --manifest")
     try:
-        options = Options(h.ruleset, h.festum, h.removal)  # type: ignore[arg-type]
+        options = Options(Ruleset(h.ruleset), h.festum, h.removal)
     except (EngineError, ValueError) as e:
         return f"bad header: {e}"
     return GameSpec(h.game, (h.players[0][0], h.players[1][0]), (h.players[0][1], h.players[1][1]), options,

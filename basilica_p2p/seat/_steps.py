@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from enum import Enum
+from enum import StrEnum
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -12,7 +12,7 @@ if TYPE_CHECKING:
     from ._events import SeatEvent
 
 
-class StepKind(str, Enum):
+class StepKind(StrEnum):
     """The message that comes next, named as on the wire (PROTOCOL.md §6)."""
 
     HELLO = "hello"
@@ -105,7 +105,7 @@ class Late:
     events: tuple[SeatEvent, ...] = ()
 
 
-class Refusal(str, Enum):
+class Refusal(StrEnum):
     """Why a message from the other side was not taken."""
 
     INVALID = "invalid"  # not a well-formed, well-signed envelope

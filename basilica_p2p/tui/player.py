@@ -99,7 +99,7 @@ class TerminalPlayer(AgentBase):
         self.chat_anytime = inp is None and sys.stdin.isatty()
 
     @property
-    def traits(self) -> Traits:  # type: ignore[override]
+    def traits(self) -> Traits:  # type: ignore[override]  # read-only here, where AgentBase has a plain attribute
         # A person: asked in a worker thread, never ahead of time; undo in a local game only.
         return Traits(blocking=True, takes_back=self.takebacks, chats=True)
 

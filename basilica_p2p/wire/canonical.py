@@ -53,7 +53,8 @@ def encode(value: Any) -> bytes:
     """The canonical bytes of ``value`` (raises ProtocolError for a value outside the schema)."""
     _check(value)
     try:
-        return msgpack.packb(value, use_bin_type=True)  # type: ignore[no-any-return]
+        packed: bytes = msgpack.packb(value, use_bin_type=True)  # msgpack is untyped: its result is Any
+        return packed
     except UnicodeEncodeError:
         raise ProtocolError("text that is not valid Unicode (a lone surrogate)") from None
 

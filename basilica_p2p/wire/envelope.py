@@ -58,9 +58,10 @@ def public_bytes(key: Ed25519PrivateKey) -> bytes:
 
 def seal(key: Ed25519PrivateKey, game: bytes, seq: int, prev: bytes, type_: str, body: dict[str, Any]) -> Envelope:
     """Build, check and sign an envelope."""
+    sender = public_bytes(key)
     payload_map = {
         "tag": TAG, "v": PROTOCOL_VERSION, "game": game, "seq": seq, "prev": prev,
-        "from": public_bytes(key), "type": type_, "body": body,
+        "from": sender, "type": type_, "body": body,
     }
     _check_payload(payload_map)
     payload = encode(payload_map)
@@ -68,7 +69,7 @@ def seal(key: Ed25519PrivateKey, game: bytes, seq: int, prev: bytes, type_: str,
     raw = encode([payload, signature])
     if len(raw) > MAX_MESSAGE:
         raise ProtocolError(f"{type_} message would be over the {MAX_MESSAGE}-byte cap")
-    return Envelope(game, seq, prev, payload_map["from"], type_, body, payload, signature, raw)  # type: ignore[arg-type]
+    return Envelope(game, seq, prev, sender, type_, body, payload, signature, raw)
 
 
 def signed_by(raw: bytes, key: bytes) -> bool:

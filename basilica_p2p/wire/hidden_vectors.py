@@ -35,7 +35,7 @@ from ..bots.random_bot import RandomBot
 from ..deal import DealError, hash_to_card
 from ..deal.vectors import SECRETS, preimages
 from ..dealer import box_layout
-from ..engine import Manifest, Options, default_manifest, parse_manifest
+from ..engine import Manifest, Options, Ruleset, default_manifest, parse_manifest
 from ..engine.manifest import SCHEMA
 from ..identity import Identity
 from ..referee import HIDDEN_DEAL
@@ -135,7 +135,7 @@ def layouts() -> list[dict[str, Any]]:
         }
 
     return [one("small", parse_manifest(SMALL_MANIFEST), Options()),
-            one("default", default_manifest(), Options("portal2022", True)),
+            one("default", default_manifest(), Options(Ruleset.PORTAL2022, True)),
             one("six", six_manifest(), Options())]
 
 
@@ -268,7 +268,7 @@ def _share_error(item: int) -> Callable[[Seat, dict[str, Any]], tuple[str, str] 
     return named
 
 
-def _deal_step(envs: list[Envelope], nth: int, edit: Callable[[list[dict[str, Any]]], None]
+def _deal_step(envs: list[Envelope], nth: int, edit: Callable[[list[dict[str, Any]]], object]
                ) -> Callable[[Seat, list[Envelope]], list[tuple[int, str, dict[str, Any]]]]:
     """The game's ``nth`` deal step, its deck list edited."""
     def make(seat: Seat, all_envs: list[Envelope]) -> list[tuple[int, str, dict[str, Any]]]:
@@ -281,7 +281,7 @@ def _deal_step(envs: list[Envelope], nth: int, edit: Callable[[list[dict[str, An
     return make
 
 
-def _shares(nth: int, edit: Callable[[list[list[Any]]], None], player: int | None = None
+def _shares(nth: int, edit: Callable[[list[list[Any]]], object], player: int | None = None
             ) -> Callable[[Seat, list[Envelope]], list[tuple[int, str, dict[str, Any]]]]:
     """The game's ``nth`` shares envelope, its list edited (and sent by ``player`` if given)."""
     def make(seat: Seat, envs: list[Envelope]) -> list[tuple[int, str, dict[str, Any]]]:

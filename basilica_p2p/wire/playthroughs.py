@@ -281,7 +281,8 @@ def search(spec: Spec, tries: int = 2000) -> int | None:
 
 
 def _packed(g: Game) -> bytes:
-    return msgpack.packb(g.canonical(), use_bin_type=True)  # type: ignore[no-any-return]
+    packed: bytes = msgpack.packb(g.canonical(), use_bin_type=True)  # msgpack is untyped: its result is Any
+    return packed
 
 
 def _options(o: Options) -> dict[str, Any]:

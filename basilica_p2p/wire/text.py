@@ -20,7 +20,8 @@ import argparse
 from bisect import bisect_right
 from pathlib import Path
 
-from ..data.printable_14_0_0 import BOUNDS, UNICODE_VERSION
+from ..data.printable_14_0_0 import BOUNDS as BOUNDS  # the table and its version: part of this module's face
+from ..data.printable_14_0_0 import UNICODE_VERSION as UNICODE_VERSION
 
 # The general categories that are not printable ("Other" and "Separator");
 # U+0020 SPACE is the one exception, printable although it is Zs.

@@ -287,7 +287,7 @@ def clock_replay() -> bytes:
     first, second = bots()
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "clock.replay"
-        play_recorded(path, default_manifest(), Options(), identities(), (_TakesBackOnce(first), second),  # type: ignore[arg-type]
+        play_recorded(path, default_manifest(), Options(), identities(), (_TakesBackOnce(first), second),
                       NONCES, CLOCK_GAME_ID, counter_salts(), clock=TimeControl(CLOCK_MINUTES, 0),
                       now=lambda: next(reads) * CLOCK_STEP)
         return path.read_bytes()

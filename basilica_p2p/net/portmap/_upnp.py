@@ -126,7 +126,7 @@ def _soap_envelope(service: str, action: str, args: Sequence[tuple[str, str]]) -
     return ('<?xml version="1.0"?>\r\n<s:Envelope xmlns:s="http://schemas.xmlsoap.org/soap/envelope/" '
             's:encodingStyle="http://schemas.xmlsoap.org/soap/encoding/"><s:Body>'
             f'<u:{action} xmlns:u="{escape(service)}">{inner}</u:{action}></s:Body></s:Envelope>\r\n'
-            ).encode("utf-8")
+            ).encode()
 
 
 def parse_soap(status: int, body: bytes, action: str) -> dict[str, str]:
