@@ -237,3 +237,40 @@ async def test_a_side_that_cannot_play_again_is_never_asked_and_nobody_waits(tmp
                                  rematch_config(BOB, bob, tmp_path / "b", again=False), limit=60)
     assert isinstance(result.host, list) and isinstance(result.join, list), result
     assert len(result.host) == 1 and alice.asked == [] and bob.asked == []
+
+
+class Flooder(Chatter):
+    """A person whose side says a line every millisecond from a thread of its own, whatever the
+    game is doing (also as one game ends and the next begins)."""
+
+    def __init__(self, seed: int) -> None:
+        super().__init__(seed, {})
+        self.stop = threading.Event()
+
+    def open_chat(self, say: Callable[[str], str | None]) -> None:
+        super().open_chat(say)
+
+        def run() -> None:
+            n = 0
+            while not self.stop.wait(0.001):
+                n += 1
+                say(f"line {n}")
+
+        threading.Thread(target=run, daemon=True).start()
+
+
+@pytest.mark.trio
+async def test_a_side_that_chats_without_pause_plays_its_games_to_the_end(tmp_path: Path) -> None:
+    flooder = Flooder(2)
+    host_cfg = config(ALICE, Chatter(1, {}), tmp_path / "a", True)
+    host_cfg.games = 3
+    try:
+        result = await host_and_join(host_cfg, config(BOB, flooder, tmp_path / "b", True), limit=120)
+    finally:
+        flooder.stop.set()
+    assert isinstance(result.host, list) and isinstance(result.join, list), result
+    assert len(result.join) == 3
+    for side in ("a", "b"):
+        for path in (tmp_path / side).glob("*.replay"):
+            v = verify_file(path)
+            assert v.ok, v.error

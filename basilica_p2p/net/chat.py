@@ -87,6 +87,7 @@ class Chat:
         self._submitted = 0  # lines taken from our person, and lines said (or let go) of them
         self._said = 0
         self._caught_up = trio.Event()
+        self.closed = False
 
     def open(self, agent: Agent) -> None:
         """Chat is open to ``agent`` (a person's): what it submits is said, for the connection's
@@ -104,6 +105,7 @@ class Chat:
 
     def close(self) -> None:
         """No more lines: the game's replay, which lines are the last to be written to, is closed."""
+        self.closed = True
         self._speaking.cancel()
         self._outbox.close()
         self.side.writer.close()
@@ -116,8 +118,8 @@ class Chat:
     def hear(self, raw: bytes) -> None:
         """A line the peer sent: taken (recorded, told) if the gate lets it in and the seat
         accepts it; otherwise dropped, with one line to our log."""
-        if not self.conn.chat:
-            return  # we never offered: a peer that sends anyway is not heard, nor recorded
+        if not self.conn.chat or self.closed:
+            return  # we never offered (a peer that sends anyway is not heard, nor recorded), or it is over
         if not self.gate.let_in(trio.current_time()):
             if self.gate.dropped == 1:
                 self.log(f"the other side writes more than {RATE:g} lines of chat a second: lines dropped")
@@ -174,6 +176,8 @@ class Chat:
 
     async def _say(self, typed: str) -> None:
         async with self.conn.order:
+            if self.closed:  # closed while we waited for our turn to send: the replay is shut
+                return
             try:
                 out = self.side.seat.say(typed)
             except ValueError as e:

@@ -142,12 +142,22 @@ class FramedStream:
                 self.checked_out = True
 
     async def _send(self, kind: int, body: bytes) -> None:
+        await self._send_all(self._frame(kind, body))
+
+    async def send_many(self, frames: list[tuple[int, bytes]]) -> None:
+        """Several frames in one write (a watcher's batch, net/watch.py)."""
+        async with self._send_lock:
+            await self._send_all(b"".join(self._frame(kind, body) for kind, body in frames))
+
+    def _frame(self, kind: int, body: bytes) -> bytes:
         if not 0 < len(body) + 1 <= MAX_FRAME:
             raise ValueError("frame too large")
         data = bytes([kind]) + body
         if self.checked_out:
             data += _U32.pack(zlib.crc32(data))
-        data = _U32.pack(len(data)) + data
+        return _U32.pack(len(data)) + data
+
+    async def _send_all(self, data: bytes) -> None:
         # A peer that stops reading fills the socket buffers; do not wait on it forever.
         with trio.move_on_after(self.frame_timeout) as scope:
             try:

@@ -237,10 +237,11 @@ def _open_watching(conn: Connection, agent: Agent, told: Teller, hub: WatchHub |
     """Who watches is told to our player (and, from the host, to a joiner that takes it), and a
     person may send the watchers away: the host's hub at once, a joiner by asking the host."""
     if hub is not None:
+        joiner = _WatchersToJoiner(conn)
+
         def changed(names: tuple[str, ...]) -> None:
             told((Watching(names),))
-            if conn.peer_watch and conn.nursery is not None:
-                conn.nursery.start_soon(_send_watching, conn, names)
+            joiner.tell(names)
 
         hub.changed = changed
         conn.on_unwatch = lambda: hub.close_watching("the other player closed watching")
@@ -260,6 +261,34 @@ def _open_watching(conn: Connection, agent: Agent, told: Teller, hub: WatchHub |
             agent.open_watching(_from_thread(lambda: conn.nursery.start_soon(unwatch) if conn.nursery else None))
 
 
+class _WatchersToJoiner:
+    """Sends the joiner who watches, the latest names only and in order, by one task at a time."""
+
+    def __init__(self, conn: Connection) -> None:
+        self.conn = conn
+        self.latest: tuple[str, ...] | None = None
+        self.sending = False
+
+    def tell(self, names: tuple[str, ...]) -> None:
+        if not self.conn.peer_watch or self.conn.nursery is None:
+            return
+        self.latest = names
+        if not self.sending:
+            self.sending = True
+            self.conn.nursery.start_soon(self._send)
+
+    async def _send(self) -> None:
+        try:
+            while self.latest is not None:
+                names, self.latest = self.latest, None
+                try:
+                    await self.conn.framed.send_control("watching", names=list(names))
+                except (PeerClosed, PeerTimeout):
+                    return  # the play loop says what became of the connection
+        finally:
+            self.sending = False
+
+
 def _from_thread(fn: Callable[[], object]) -> Callable[[], str | None]:
     """``fn`` run in trio's thread, callable from a person's thread; why not, when the game is gone."""
     token = trio.lowlevel.current_trio_token()
@@ -272,13 +301,6 @@ def _from_thread(fn: Callable[[], object]) -> Callable[[], str | None]:
         return None
 
     return call
-
-
-async def _send_watching(conn: Connection, names: tuple[str, ...]) -> None:
-    try:
-        await conn.framed.send_control("watching", names=list(names))
-    except (PeerClosed, PeerTimeout):
-        pass  # the play loop says what became of the connection
 
 
 class Teller:

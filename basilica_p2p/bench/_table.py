@@ -1,0 +1,278 @@
+"""Friends at the table (issue 23): people watching, and a peer that floods the chat.
+
+Both run the host in a process of its own (so its memory is its own), the joiner in another,
+and the watchers in a third, niced, as if on other machines: the figures are the host's.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import statistics
+import tempfile
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..engine import Options, default_manifest
+from ..wire import SHUFFLE_SCHEME
+
+
+@dataclass(frozen=True)
+class HostFigures:
+    """What the host measured over the games it counted."""
+
+    round_trips: list[float]  # seconds from sending an action to reading its acknowledgement
+    seconds_per_game: float
+    rss_kb: int  # the host process's resident memory at the end
+    watchers_at_end: int = 0
+    chat_lines: int = 0  # lines of chat the host took (the rest were dropped at its gate)
+
+
+def _rss_kb() -> int:
+    try:
+        with open("/proc/self/statm", encoding="ascii") as f:
+            pages = int(f.read().split()[1])
+    except OSError:
+        return 0
+    import os
+
+    return pages * os.sysconf("SC_PAGE_SIZE") // 1024
+
+
+def _percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))] if ordered else 0.0
+
+
+def _seed(k: int, role: str) -> int:
+    return 7919 * k + (1 if role == "host" else 2)
+
+
+# --- the processes -------------------------------------------------------------------------------
+
+
+def _joiner(port: int, home: str, flood: float) -> None:
+    """A greedy joiner; with ``flood`` it also says that many lines of chat a second."""
+    import trio
+
+    from ..agent import BotAgent, Traits
+    from ..bots import make_bot
+    from ..identity import local_identity
+    from ..net.peer import PeerConfig, join
+    from ..net.session import Settings, Timeouts
+
+    manifest = default_manifest()
+    me = local_identity(Path(home), "bench-join", "greedy-join")
+
+    class Flooder(BotAgent):
+        """A bot whose side says ``flood`` lines a second from a thread of its own."""
+
+        def __init__(self, bot: Any) -> None:
+            super().__init__(bot)
+            self.traits = Traits(chats=True)
+            self._stop = threading.Event()
+
+        def open_chat(self, say: Any) -> None:
+            def run() -> None:
+                n = 0
+                while not self._stop.wait(1 / flood):
+                    n += 1
+                    say(f"line {n} of the flood")
+
+            threading.Thread(target=run, daemon=True).start()
+
+        def close(self) -> None:
+            self._stop.set()
+
+    def agent_for(k: int) -> Any:
+        bot = make_bot("greedy", manifest, _seed(k, "join"))
+        return Flooder(bot) if flood else bot
+
+    config = PeerConfig(me, Settings(Options(), manifest, SHUFFLE_SCHEME), agent_for, Path(home) / "join", None,
+                        Timeouts())
+    config.chat = bool(flood)
+    trio.run(join, "127.0.0.1", port, config)
+
+
+def _watchers(code: str, n: int, check: bool, out: Any) -> None:
+    """``n`` people watching; with ``check`` each checks every record (``basilica watch``),
+    otherwise each only reads them (as watchers on other machines cost this one).  How many
+    records each took."""
+    import os
+
+    import trio
+
+    from ..identity import Identity
+    from ..net.framing import ENVELOPE, FramedStream, PeerClosed
+    from ..net.invite import watch_mac
+    from ..net.invite import parse_watch
+    from ..net.watch import watch
+
+    os.nice(19)  # on other machines, in life: as little of the host's CPU as can be here
+    watched = parse_watch(code, int(time.time()))
+    counts = [0] * n
+
+    async def one(k: int) -> None:
+        from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+        me = Identity(f"watcher{k}", Ed25519PrivateKey.generate())
+        c = watched.candidates[0]
+        stream = await trio.open_tcp_stream(c.host, c.port)
+        if check:
+            games = await watch(stream, watched, me, lambda header: (lambda event: None))
+            counts[k] = sum(len(g.seat.records) for g in games)
+            return
+        framed = FramedStream(stream)
+        look = (await framed.receive()).control()
+        await framed.send_control("watch", key=me.public, name=me.name,
+                                  mac=watch_mac(watched.secret, look["nonce"], watched.key, me.public))
+        while True:
+            try:
+                frame = await framed.receive()
+            except PeerClosed:
+                return
+            if frame.kind == ENVELOPE:
+                counts[k] += 1
+            elif frame.control()["t"] == "bye":
+                return
+
+    async def all_of_them() -> None:
+        async with trio.open_nursery() as nursery:
+            for k in range(n):
+                nursery.start_soon(one, k)
+
+    trio.run(all_of_them)
+    out.put(counts)
+
+
+def _host(games: int, watchers: int, flood: float, check: bool, out: Any) -> None:
+    """The host: ``games`` + 1 greedy games (the first, with the connection's set-up, not
+    counted), with ``watchers`` people watching and the joiner flooding ``flood`` lines a second."""
+    import trio
+
+    from ..bots import make_bot
+    from ..identity import local_identity
+    from ..net.invite import Candidate
+    from ..net.peer import PeerConfig, host
+    from ..net.session import GameReport, Settings, Timeouts
+    from ..net.chat import is_chat
+    from ..net.watch import WatchHub
+    from ..replay.file import read_replay
+
+    manifest = default_manifest()
+    ctx = multiprocessing.get_context("spawn")
+    with tempfile.TemporaryDirectory() as tmp:
+        home = Path(tmp)
+        me = local_identity(home, "bench-host", "greedy-host")
+        round_trips: list[float] = []
+        ends: list[float] = []
+        chat = [0]
+
+        def on_game(report: GameReport) -> None:
+            ends.append(time.perf_counter())
+            chat[0] += sum(1 for raw in read_replay(report.replay).records if is_chat(raw))
+
+        config = PeerConfig(me, Settings(Options(), manifest, SHUFFLE_SCHEME),
+                            lambda k: make_bot("greedy", manifest, _seed(k, "host")), home / "host", None, Timeouts(),
+                            games + 1, on_game=on_game, round_trips=round_trips)
+        config.chat = bool(flood)
+        hub = WatchHub(me, max(1, watchers)) if watchers else None
+        config.hub = hub
+        children: list[Any] = []
+        counts: Any = ctx.Queue()
+
+        async def run() -> None:
+            async with trio.open_nursery() as nursery:
+                if hub is not None:
+                    (lst,) = await trio.open_tcp_listeners(0, host="127.0.0.1")
+                    code = hub.code([Candidate("lan", "127.0.0.1", lst.socket.getsockname()[1])], int(time.time()))
+                    nursery.start_soon(hub.serve, lst)
+                    proc = ctx.Process(target=_watchers, args=(code, watchers, check, counts))
+                    proc.start()
+                    children.append(proc)
+                    while len(hub.watchers) < watchers:
+                        await trio.sleep(0.05)
+
+                def ready(address: str, port: int) -> None:
+                    proc = ctx.Process(target=_joiner, args=(port, tmp, flood))
+                    proc.start()
+                    children.append(proc)
+
+                await host("127.0.0.1", 0, config, ready)
+                nursery.cancel_scope.cancel()
+
+        trio.run(run)
+        seen = counts.get(timeout=60) if hub is not None else []
+        for proc in children:
+            proc.join(30)
+        took = (ends[-1] - ends[0]) / games if len(ends) > 1 else 0.0
+        out.put(HostFigures(round_trips, took, _rss_kb(), len(seen), chat[0]))
+
+
+def _measure(games: int, watchers: int = 0, flood: float = 0.0, check: bool = True) -> HostFigures:
+    ctx = multiprocessing.get_context("spawn")
+    out: Any = ctx.Queue()
+    proc = ctx.Process(target=_host, args=(games, watchers, flood, check, out))
+    proc.start()
+    figures: HostFigures = out.get(timeout=600)
+    proc.join(30)
+    return figures
+
+
+# --- the benchmarks ----------------------------------------------------------------------------------
+
+
+def bench_watchers(games: int, watchers: int = 8, rounds: int = 2) -> None:
+    """The players' action round trip and the game's pace with ``watchers`` people watching and
+    with none, alternated ``rounds`` times; and the host's memory per watcher.  Watching is run
+    twice: watchers that only read what the host sends (the host's own cost, as when they are on
+    other machines) and watchers that check every record on this machine as well (its 2 cores
+    then do the watchers' checking too)."""
+    runs: dict[str, list[HostFigures]] = {"none": [], "reading": [], "checking": []}
+    for _ in range(rounds):
+        runs["none"].append(_measure(games))
+        runs["reading"].append(_measure(games, watchers, check=False))
+        runs["checking"].append(_measure(games, watchers, check=True))
+    print(f"watchers: {games} greedy-vs-greedy games per run over loopback, {rounds} runs each way, alternated; "
+          f"host, joiner and the {watchers} watchers (one process at nice 19) apart")
+    base = runs["none"]
+    rt0 = [t for f in base for t in f.round_trips]
+    pace0 = statistics.median(f.seconds_per_game for f in base)
+    rss0 = statistics.median(f.rss_kb for f in base)
+    labels = {"none": "no watchers", "reading": f"{watchers} reading", "checking": f"{watchers} checking"}
+    for key, figures in runs.items():
+        rt = [t for f in figures for t in f.round_trips]
+        pace = statistics.median(f.seconds_per_game for f in figures)
+        rss = statistics.median(f.rss_kb for f in figures)
+        ratio = "" if key == "none" else (
+            f" ({statistics.median(rt) / statistics.median(rt0):.2f}x p50, "
+            f"{_percentile(rt, 0.99) / _percentile(rt0, 0.99):.2f}x p99, {pace / pace0:.2f}x pace; "
+            f"host memory +{(rss - rss0) / watchers:.0f} KB per watcher)")
+        print(f"  {labels[key]:>12}: action round trip p50 {statistics.median(rt) * 1000:.2f} ms, "
+              f"p99 {_percentile(rt, 0.99) * 1000:.2f} ms over {len(rt)} actions; {pace * 1000:.0f} ms/game; "
+              f"host {rss / 1024:.1f} MB{ratio}")
+    print("  (target: the players' round trips within 10% of no watchers)")
+
+
+def bench_chat_flood(games: int, rate: float = 200.0, rounds: int = 2) -> None:
+    """The game's pace and the host's memory while the joiner says ``rate`` lines of chat a
+    second, against the same games without; alternated ``rounds`` times."""
+    quiet: list[HostFigures] = []
+    flood: list[HostFigures] = []
+    for _ in range(rounds):
+        quiet.append(_measure(games))
+        flood.append(_measure(games, flood=rate))
+    pace0 = statistics.median(f.seconds_per_game for f in quiet)
+    pace1 = statistics.median(f.seconds_per_game for f in flood)
+    rss0 = statistics.median(f.rss_kb for f in quiet)
+    rss1 = statistics.median(f.rss_kb for f in flood)
+    taken = sum(f.chat_lines for f in flood)
+    print(f"chat flood: {games} greedy-vs-greedy games per run, {rounds} runs each way, alternated; the joiner "
+          f"says {rate:g} lines a second")
+    print(f"  pace: {pace0 * 1000:.0f} ms/game quiet, {pace1 * 1000:.0f} ms/game flooded ({pace1 / pace0:.2f}x); "
+          f"round trip p50 {statistics.median([t for f in quiet for t in f.round_trips]) * 1000:.2f} ms quiet, "
+          f"{statistics.median([t for f in flood for t in f.round_trips]) * 1000:.2f} ms flooded")
+    print(f"  host memory: {rss0 / 1024:.1f} MB quiet, {rss1 / 1024:.1f} MB flooded; lines the host took "
+          f"(recorded): {taken} over the flooded runs, the rest dropped at its gate")
