@@ -13,7 +13,7 @@ from basilica_p2p.net.demo import Narration
 from basilica_p2p.render import LEGEND
 from basilica_p2p.replay.local import play_both_seats
 from basilica_p2p.seat import MoveApplied, SeatEvent
-from replay_builders import key
+from support.replay_builders import key
 
 NAMES = ("greedy-host", "random-join")
 

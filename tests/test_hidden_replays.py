@@ -8,13 +8,13 @@ from typing import Any
 
 import pytest
 
-import replay_builders as rb
+from support import replay_builders as rb
 from basilica_p2p.bots import RandomBot
 from basilica_p2p.engine import Options, TileSpec
 from basilica_p2p.replay.local import play_recorded
 from basilica_p2p.replay.show import walk
 from basilica_p2p.replay.verify import verify_file
-from stack_predictor import predicted_draws, seen_draws
+from support.stack_predictor import predicted_draws, seen_draws
 
 HIDDEN = "sra-p256-v1"
 

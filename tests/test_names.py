@@ -26,7 +26,7 @@ from basilica_p2p.names import look_alike, shown, skeletons
 from basilica_p2p.net.peers import FILE, KnownPeers, PeerKeyMismatch
 from basilica_p2p.net.session import PeerGone, Refused
 
-from net_harness import ALICE, BOB, host_and_join, ident, settings
+from support.net_harness import ALICE, BOB, host_and_join, ident, settings
 from test_net_session import config, reports
 
 runner = CliRunner()

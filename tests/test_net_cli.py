@@ -24,7 +24,7 @@ from basilica_p2p.cli import app
 from basilica_p2p.replay.file import read_replay
 from basilica_p2p.replay.verify import verify_file
 
-from readiness import drain, held, log_until, wait_until
+from support.readiness import drain, held, log_until, wait_until
 
 TESTS = Path(__file__).resolve().parent
 

@@ -1,7 +1,7 @@
 """A hostile peer, one misbehaviour per test, against the real session code.
 
 Each test plays honestly for a while through the scripted peer of
-tests/net_harness.py, then does one forbidden thing.  A well-signed message,
+tests/support/net_harness.py, then does one forbidden thing.  A well-signed message,
 due at its place in the chain, that breaks the rules ends the game with a
 `fault` citing it (PROTOCOL.md §4c): the honest side wins with the proof in
 its replay, which verifies.  Any other message the peer signed that a player
@@ -34,7 +34,7 @@ from basilica_p2p.replay.evidence import check_evidence
 from basilica_p2p.replay.verify import verify_file
 from basilica_p2p.wire import encode, open_envelope
 
-from net_harness import (
+from support.net_harness import (
     ALICE,
     BOB,
     MALLORY,

@@ -1,6 +1,6 @@
 """A fair end against a peer that walks away, stalls or lies about time (issue 20), on virtual time.
 
-The honest side is the real session code; the scripted peer of tests/net_harness.py goes away
+The honest side is the real session code; the scripted peer of tests/support/net_harness.py goes away
 and, in some tests, comes back through a :class:`Doorway`, which hands its new stream to the
 honest side's presence exactly as a reconnection would (each side proves who it is first,
 net/rejoin.py).  In every test the honest side does nothing but wait, and ends with a
@@ -23,7 +23,7 @@ from basilica_p2p.seat import Ask, GameOver, PeerAway, PeerBack, SeatEvent, Time
 from basilica_p2p.net.session import GRACE, WARNING, Timeouts
 from basilica_p2p.replay.verify import verify_file
 
-from net_harness import (
+from support.net_harness import (
     DEFAULT,
     MALLORY,
     Doorway,

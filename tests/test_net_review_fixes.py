@@ -8,7 +8,7 @@ import pytest
 import trio
 import trio.testing
 
-import replay_builders as rb
+from support import replay_builders as rb
 from basilica_p2p.bots import RandomBot
 from basilica_p2p.engine import Options
 from basilica_p2p.net.framing import CONTROL, Frame

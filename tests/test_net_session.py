@@ -27,7 +27,7 @@ from basilica_p2p.net.session import GameReport, PeerGone, PeerRefused, Refused,
 from basilica_p2p.replay.verify import verify_file
 from basilica_p2p.seat import GameStarted, SeatEvent
 
-from net_harness import ALICE, BOB, BOB_IMPOSTOR, FAST, Fault, PairResult, host_and_join, ident, settings
+from support.net_harness import ALICE, BOB, BOB_IMPOSTOR, FAST, Fault, PairResult, host_and_join, ident, settings
 
 pytestmark = pytest.mark.trio
 
@@ -472,7 +472,7 @@ async def test_a_person_is_shown_the_board_once_the_game_is_set_up_before_any_mo
     board and whose turn it is come with the beginning of the game, whoever moves first."""
     from basilica_p2p.engine import observe
 
-    from net_harness import run_against
+    from support.net_harness import run_against
 
     agent = Watching(3)
 
@@ -495,7 +495,7 @@ async def test_a_resumed_game_shows_the_board_where_it_stands(tmp_path: Path) ->
     import trio
     import trio.testing
 
-    import replay_builders as rb
+    from support import replay_builders as rb
     from basilica_p2p.engine import Options
     from basilica_p2p.net.session import Connection, continue_game, resume_exchange, side_from_replay
     from basilica_p2p.replay.file import read_replay

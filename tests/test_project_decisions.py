@@ -11,7 +11,7 @@ from basilica_p2p.engine.rng import FESTUM_REMOVAL as REMOVAL_LABEL, SHUFFLE
 from basilica_p2p.match import play_game, record
 from basilica_p2p.bots import RandomBot
 
-from helpers import C, FESTUM, FESTUM_REMOVAL, SEED, Tiles, build, legal_strs, play, ref_below, ref_shuffle, ref_u64
+from support.helpers import C, FESTUM, FESTUM_REMOVAL, SEED, Tiles, build, legal_strs, play, ref_below, ref_shuffle, ref_u64
 
 M = default_manifest()
 
@@ -156,7 +156,7 @@ def test_P9_vault_faces_show_ids_order_faces_never_do() -> None:
 def test_P10_the_game_ends_at_the_scoring_on_the_last_crown_space() -> None:
     from dataclasses import replace
 
-    from helpers import SCENARIO_MANIFEST
+    from support.helpers import SCENARIO_MANIFEST
 
     m = replace(SCENARIO_MANIFEST, crown_spaces=(1, 2))
     t = Tiles(m)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import replay_builders as rb
+from support import replay_builders as rb
 from basilica_p2p.bots import RandomBot
 from basilica_p2p.engine import Options
 from basilica_p2p.replay.file import read_replay

@@ -1,5 +1,5 @@
 """The transit relay client (basilica_p2p/net/relay.py) against a real Magic Wormhole transit
-relay (tests/relay_server.py), and against fake relays and fake peers that misbehave."""
+relay (tests/support/relay_server.py), and against fake relays and fake peers that misbehave."""
 
 from __future__ import annotations
 
@@ -25,7 +25,7 @@ from basilica_p2p.net.relay import (
     relay_request,
     relay_token,
 )
-from relay_server import TransitRelay, transit_relay
+from support.relay_server import TransitRelay, transit_relay
 
 pytestmark = pytest.mark.trio
 

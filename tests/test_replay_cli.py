@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-import replay_builders as rb
+from support import replay_builders as rb
 from basilica_p2p.cli import app
 from basilica_p2p.engine import Game, Options, default_manifest, parse_action
 from basilica_p2p.render import render_board

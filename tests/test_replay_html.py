@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-import replay_builders as rb
+from support import replay_builders as rb
 from basilica_p2p.cli import app
 from basilica_p2p.engine import Game, Options, determinize, format_cell, observe
 from basilica_p2p.engine.components import RANK_LETTER, Order, format_colors

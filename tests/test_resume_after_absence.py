@@ -27,8 +27,8 @@ from basilica_p2p.net.session import PeerGone
 from basilica_p2p.replay.verify import known_manifests, verify_file
 from basilica_p2p.wire import seal
 
-import replay_builders as rb
-from net_harness import ALICE, BOB, DEFAULT, FAST, host_and_join
+from support import replay_builders as rb
+from support.net_harness import ALICE, BOB, DEFAULT, FAST, host_and_join
 
 
 def kept_clocked_game(tmp_path: Path) -> tuple[Path, list[Any]]:
@@ -128,7 +128,7 @@ def test_a_stranger_first_at_resume_learns_nothing_ends_nothing_and_the_game_goe
     connects to the host's port and sends four bytes, then another connects and says nothing.
     The host tells neither anything (not even the game id), drops them, and the joiner, when it
     comes, proves itself and the game goes on to its end on both sides."""
-    from net_harness import Fault
+    from support.net_harness import Fault
     from test_net_session import config, with_resume
 
     s = replace(DEFAULT)

@@ -18,12 +18,12 @@ from basilica_p2p.identity import Identity
 from basilica_p2p.replay.verify import verify_file
 from basilica_p2p.agent import AgentBase, Decision, Traits
 from basilica_p2p.seat import Ask, GameStarted, MoveApplied, SeatEvent
-from seat_events import ask_for
+from support.seat_events import ask_for
 from basilica_p2p.tui import TerminalPlayer, play_local
 from basilica_p2p.describe import describe_action
 from basilica_p2p.tui.help import RULES, rules_text
 from basilica_p2p.tui.screen import board_lines
-from replay_builders import key
+from support.replay_builders import key
 
 MANIFEST = default_manifest()
 ME = Identity("ada", key(11))
@@ -170,7 +170,7 @@ def test_end_of_input_is_leaving_the_game(tmp_path: Path) -> None:
 
 def _net_person(tmp: Path, answers: list[str], shuffle: str = "commit-reveal-v1"):  # type: ignore[no-untyped-def]
     from basilica_p2p.net.peer import PeerConfig
-    from net_harness import FAST
+    from support.net_harness import FAST
 
     person, out = _person(answers)
     cfg = PeerConfig(ME, _settings(shuffle), lambda k: person, tmp / "me", None, FAST, 1)
@@ -178,14 +178,14 @@ def _net_person(tmp: Path, answers: list[str], shuffle: str = "commit-reveal-v1"
 
 
 def _settings(shuffle: str = "commit-reveal-v1"):  # type: ignore[no-untyped-def]
-    from net_harness import settings
+    from support.net_harness import settings
 
     return settings(shuffle=shuffle)
 
 
 def _bot_config(tmp: Path, shuffle: str = "commit-reveal-v1"):  # type: ignore[no-untyped-def]
     from basilica_p2p.net.peer import PeerConfig
-    from net_harness import FAST
+    from support.net_harness import FAST
 
     return PeerConfig(BOT, _settings(shuffle), lambda k: GreedyBot(MANIFEST, k), tmp / "bot", None, FAST, 1)
 
@@ -195,7 +195,7 @@ def _bot_config(tmp: Path, shuffle: str = "commit-reveal-v1"):  # type: ignore[n
 async def test_a_person_plays_a_whole_network_game_and_sees_every_move(tmp_path: Path, shuffle: str) -> None:
     # With the hidden deal (the default over the network) the person's screen is built from
     # a game that knows tiles only as the rules turn them up (issue 10).
-    from net_harness import host_and_join
+    from support.net_harness import host_and_join
 
     cfg, out = _net_person(tmp_path, ["1"] * 400, shuffle)
     pair = await host_and_join(_bot_config(tmp_path, shuffle), cfg, direct=True, limit=120)
@@ -210,7 +210,7 @@ async def test_a_person_plays_a_whole_network_game_and_sees_every_move(tmp_path:
 
 @pytest.mark.trio
 async def test_a_person_who_quits_over_the_network_forfeits_in_both_replays(tmp_path: Path) -> None:
-    from net_harness import host_and_join
+    from support.net_harness import host_and_join
 
     cfg, _ = _net_person(tmp_path, ["1", "1", "quit", "y"])
     told: list[str] = []
@@ -231,7 +231,7 @@ async def test_a_person_who_quits_over_the_network_forfeits_in_both_replays(tmp_
 async def test_each_move_is_told_with_its_mover_also_when_dealt_face_down(tmp_path: Path) -> None:
     """In a hidden deal a move is applied when the other side's share arrives; the mover told
     to the screen must still be who moved (the line client said "You placed" for a bot's move)."""
-    from net_harness import host_and_join
+    from support.net_harness import host_and_join
 
     told: dict[str, list[tuple[int, int | None]]] = {"host": [], "join": []}
 
@@ -380,7 +380,7 @@ async def test_a_person_deciding_learns_at_once_that_the_other_side_has_gone(tmp
                     await p.receive()
         # The person is at the prompt: leave without a word.
 
-    from net_harness import FAST, run_against
+    from support.net_harness import FAST, run_against
 
     try:
         run = await run_against(script, tmp_path, agent=person, timeouts=FAST, keepalive=True, tcp=True)
