@@ -125,7 +125,7 @@ def test_a_whole_game_at_the_prompt_writes_a_verifiable_replay(tmp_path: Path) -
     assert result.forfeit is None and result.game.over
     assert verify_file(result.replay).ok
     assert "You are ada against greedy (seat 1); who moves first is drawn at random." in text
-    # Issue 13, item 6: who moves first is said, whatever the seat.
+    # Who moves first is said, whatever the seat.
     assert ("You move first." in text) != ("greedy moves first." in text), text
     assert "every legal action, numbered" in text  # help
     assert "STAINED GLASS" in text  # rules glass
@@ -163,6 +163,40 @@ def test_end_of_input_is_leaving_the_game(tmp_path: Path) -> None:
     result = play_local(person, RandomBot(3), (ME, BOT), 0, MANIFEST, Options(), tmp_path)
     assert result.forfeit is not None and result.forfeit.player == 0 and "input closed" in result.forfeit.reason
     assert verify_file(result.replay).ok
+
+
+class _CtrlD:
+    """A terminal where the person presses Ctrl-D (an empty read) at the given answers."""
+
+    def __init__(self, answers: list[str | None]) -> None:
+        self.answers = list(answers)
+
+    def isatty(self) -> bool:
+        return True
+
+    def readline(self) -> str:
+        if not self.answers:
+            return ""
+        answer = self.answers.pop(0)
+        return "" if answer is None else answer + "\n"
+
+
+def test_end_of_input_at_a_terminal_asks_before_forfeiting(tmp_path: Path) -> None:
+    g = played(0)
+    me = g.to_move
+    assert me is not None
+    person, out = _person([])
+    person.inp = _CtrlD([None, "n", "1"])  # type: ignore[assignment]
+    person.seat = me
+    assert person.choose(ask_for(g, me)) == g.legal_actions()[0]  # not gone: it asked
+    assert "leave the game?" in out.getvalue() and "Go on, then." in out.getvalue()
+    # Yes, or a second Ctrl-D, leaves: a forfeit recorded in the replay.
+    for answers in ([None, "y"], [None, None]):
+        person, out = _person([])
+        person.inp = _CtrlD(answers)  # type: ignore[assignment]
+        result = play_local(person, RandomBot(3), (ME, BOT), 0, MANIFEST, Options(), tmp_path)
+        assert result.forfeit is not None and "input closed" in result.forfeit.reason
+        assert "leave the game?" in out.getvalue() and verify_file(result.replay).ok
 
 
 # --- a person over the network ----------------------------------------------------------------
@@ -324,12 +358,12 @@ def test_a_refused_action_says_which_rule_it_breaks_and_a_stray_word_is_not_take
     refusal = next(line for line in text.splitlines() if line.startswith("V* is not legal now"))
     assert refusal.startswith("V* is not legal now: ") and len(refusal) > len("V* is not legal now: ") + 10
     assert "unknown command 'clear'" in text and "not a cell" not in text
-    # Issue 13, item 5: in words, without the rule's code (§5, D8...), which is for developers.
+    # In words, without the rule's code (§5, D8...), which is for developers.
     assert "illegal action (" not in refusal and "§" not in refusal and not re.search(r"\(D\d+\)", refusal), refusal
 
 
 def test_rules_turn_explains_the_turn_the_market_and_the_goal() -> None:
-    """Issue 13, item 5: 'rules turn' (also 'rules goal', 'rules market') exists."""
+    """'rules turn' (also 'rules goal', 'rules market') exists."""
     from basilica_p2p.tui.help import COMMANDS, rules_text
 
     text = rules_text("turn")
