@@ -101,7 +101,7 @@ async def test_a_shuffle_mismatch_is_refused_in_one_line_on_both_sides(tmp_path:
 
 @pytest.mark.trio
 async def test_a_false_share_ends_the_game_with_it_as_proof(tmp_path: Path) -> None:
-    """Issue 20, item 3: the false share is kept, whole, in the honest side's fault, and the
+    """The false share is kept, whole, in the honest side's fault, and the
     replay verifies as a win naming the share that did not match its commitment."""
     async def script(p: ScriptedPeer) -> None:
         await p.hello()
@@ -120,7 +120,7 @@ async def test_a_false_share_ends_the_game_with_it_as_proof(tmp_path: Path) -> N
 
 @pytest.mark.trio
 async def test_a_wrong_secret_ends_the_game_with_it_as_proof(tmp_path: Path) -> None:
-    """Issue 20, item 3: a secret that does not reproduce its sender's signed deal is kept, whole,
+    """A secret that does not reproduce its sender's signed deal is kept, whole,
     in the honest side's fault, and the replay verifies as a win naming the audit that failed."""
     async def script(p: ScriptedPeer) -> None:
         await p.hello()

@@ -151,7 +151,7 @@ def test_P9_vault_faces_show_ids_order_faces_never_do() -> None:
     assert isinstance(obs.stack_top, OrderFace)
 
 
-# --- cases found open in review (docs/rules.md P10-P15) -----------------------
+# --- more cases RULES.md leaves open (docs/rules.md P10-P15) --------------------
 
 def test_P10_the_game_ends_at_the_scoring_on_the_last_crown_space() -> None:
     from dataclasses import replace

@@ -1,4 +1,6 @@
-"""Referee rules added after review: forfeits, canonical notation."""
+"""What the referee refuses in a well-signed replay: a forfeit after a game decided on the board or
+before both hellos, an action in non-canonical notation or out of turn, control characters in a
+header name; and a forfeit the winner claims is shown as a claim."""
 
 from __future__ import annotations
 
