@@ -490,15 +490,18 @@ class ScriptedPeer:
         await self.send_env(env)
         return env
 
-    async def play(self, stop: Callable[[ScriptedPeer, str], bool] | None = None) -> str | None:
+    async def play(self, stop: Callable[[ScriptedPeer, str], bool] | None = None, think: float = 0.0) -> str | None:
         """Play honestly; return the step at which ``stop`` said so (our turn, nothing
-        sent yet), or None once the game is over."""
+        sent yet), or None once the game is over.  ``think``: seconds (of the test's clock)
+        before each message of ours, so that the honest side's keepalives run meanwhile."""
         assert self.ref is not None
         while not self.ref.finished:
             step, who = self.ref.waiting_for()
             if who == self.seat:
                 if stop is not None and stop(self, step):
                     return step
+                if think:
+                    await trio.sleep(think)
                 await self.send_honest(step)
             else:
                 await self.receive()
