@@ -26,8 +26,7 @@ from basilica_p2p.names import look_alike, shown, skeletons
 from basilica_p2p.net.peers import FILE, KnownPeers, PeerKeyMismatch
 from basilica_p2p.net.session import PeerGone, Refused
 
-from support.net_harness import ALICE, BOB, host_and_join, ident, settings
-from test_net_session import config, reports
+from support.net_harness import ALICE, BOB, config, host_and_join, ident, reports, settings
 
 runner = CliRunner()
 WORDS_FILE = Path(basilica_p2p.__file__).parent / "data" / "fingerprint_words.json"

@@ -21,12 +21,12 @@ import trio.testing
 from typer.testing import CliRunner
 
 from basilica_p2p.agent import AgentBase, BotAgent, Resign
-from basilica_p2p.bots import GreedyBot, RandomBot
+from basilica_p2p.bots import RandomBot
 from basilica_p2p.cli import app
 from basilica_p2p.engine import default_manifest, reconstruct_default
 from basilica_p2p.identity import Identity, fingerprint
 from basilica_p2p.net.framing import ENVELOPE, PeerClosed
-from basilica_p2p.net.peer import PeerConfig, play_games
+from basilica_p2p.net.peer import play_games
 from basilica_p2p.net.peers import KnownPeers
 from basilica_p2p.net.session import GameReport, PeerGone, PeerRefused, Refused, Settings, Timeouts
 from basilica_p2p.replay.verify import verify_file
@@ -37,35 +37,22 @@ from support.net_harness import (
     ALICE,
     BOB,
     BOB_IMPOSTOR,
-    FAST,
     Fault,
     HungUp,
     PairResult,
     ScriptedPeer,
+    config,
     host_and_join,
     ident,
     inline_threads,
+    reports,
     settings,
+    with_resume,
 )
 
 pytestmark = pytest.mark.trio
 
 runner = CliRunner()
-
-
-def config(me: Identity, s: Settings, replay_dir: Path, *, home: Path | None = None, games: int = 1,
-           greedy: bool = False, seed: int = 0) -> PeerConfig:
-    def agent_for(k: int):  # type: ignore[no-untyped-def]
-        if greedy:
-            return GreedyBot(s.manifest, seed + k)
-        return RandomBot(seed + k)
-
-    return PeerConfig(me, s, agent_for, replay_dir, KnownPeers(home) if home is not None else None, FAST, games)
-
-
-def reports(result: list[GameReport] | BaseException) -> list[GameReport]:
-    assert isinstance(result, list), f"expected the reports, got {result!r}"
-    return result
 
 
 def cli(home: Path, *args: str):  # type: ignore[no-untyped-def]
@@ -409,12 +396,6 @@ async def test_a_long_run_keeps_no_game_once_it_is_reported(tmp_path: Path) -> N
     assert len(lines) == 4 and all(verify_file(tmp_path / "h" / line.split(":")[0]).ok for line in lines)
     gc.collect()
     assert [ref() is None for ref in finished] == [True] * 4
-
-
-def with_resume(cfg: PeerConfig, role: str) -> PeerConfig:
-    """As the CLI does: a sidecar next to each replay, so that the game could be resumed."""
-    cfg.resume_info = {"role": role, "identity": "user", "address": "127.0.0.1", "port": 0}
-    return cfg
 
 
 async def test_a_refused_joiner_is_told_it_was_refused_and_why_not_to_resume(tmp_path: Path) -> None:

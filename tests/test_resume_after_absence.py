@@ -128,8 +128,7 @@ def test_a_stranger_first_at_resume_learns_nothing_ends_nothing_and_the_game_goe
     connects to the host's port and sends four bytes, then another connects and says nothing.
     The host tells neither anything (not even the game id), drops them, and the joiner, when it
     comes, proves itself and the game goes on to its end on both sides."""
-    from support.net_harness import Fault
-    from test_net_session import config, with_resume
+    from support.net_harness import Fault, config, with_resume
 
     s = replace(DEFAULT)
     h, j = with_resume(config(ALICE, s, tmp_path / "h"), "host"), with_resume(config(BOB, s, tmp_path / "j", seed=5), "join")

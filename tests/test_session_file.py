@@ -10,8 +10,7 @@ import pytest
 import trio
 
 from basilica_p2p.net.session import sidecar_path, write_private_json
-from support.net_harness import ALICE, BOB, host_and_join, settings
-from test_net_session import config, reports, with_resume
+from support.net_harness import ALICE, BOB, config, host_and_join, reports, settings, with_resume
 
 pytestmark = pytest.mark.trio
 
