@@ -24,7 +24,7 @@ sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from nat_paths import PORT, Proc, _start  # noqa: E402
-from natlab import Lab, Router  # noqa: E402
+from support.natlab import Lab, Router  # noqa: E402
 from test_nat_games import WormholeServers  # noqa: E402
 
 

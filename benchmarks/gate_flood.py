@@ -1,7 +1,7 @@
 """Issue 21's figures: how long the invite's holder takes to be seated while strangers flood the gate.
 
 Three processes on loopback: the host's gate (net/gate.py ``admit``, default limits, admitting
-the holder again and again with one invite), a flood of strangers (tests/hostile_traffic.py:
+the holder again and again with one invite), a flood of strangers (tests/support/hostile_traffic.py:
 silent, slowloris, garbage and recorded knocks in turn, from one address or from addresses all
 over 127.1.0.0/16, each held until the host closes it), and the joiner (net/dial.py ``dial``)
 behind a proxy that gives its path a round trip.  Printed for each hostile rate, round trip and
@@ -30,6 +30,7 @@ import trio
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "tests"))  # the flood and the proxy: tests/support/hostile_traffic.py
 
 from basilica_p2p.bench import machine  # noqa: E402
 from basilica_p2p.identity import Identity  # noqa: E402
@@ -38,7 +39,7 @@ from basilica_p2p.net.framing import PeerClosed, PeerTimeout  # noqa: E402
 from basilica_p2p.net.gate import Admitted, admit  # noqa: E402
 from basilica_p2p.net.invite import Candidate, Invite, format_invite, parse_invite  # noqa: E402
 from basilica_p2p.net.punch import listen  # noqa: E402
-from tests.hostile_traffic import KINDS, FloodStats, flood, latency_proxy  # noqa: E402
+from support.hostile_traffic import KINDS, FloodStats, flood, latency_proxy  # noqa: E402
 
 HOST_SEED = bytes(range(32))
 JOINER_SEED = bytes(range(1, 33))

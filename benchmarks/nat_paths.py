@@ -1,4 +1,4 @@
-"""Issue 11's figures, measured in the NAT lab (tests/natlab.py; root, and the packages .ci/run installs).
+"""Issue 11's figures, measured in the NAT lab (tests/support/natlab.py; root, and the packages .ci/run installs).
 
 For each pairing of home routers, ``--runs`` times: a host (``basilica host --bot random``) in one
 player namespace, a joiner (``basilica join bas1:... --bot random``) in the other, the joiner's
@@ -27,7 +27,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 
-from natlab import Lab, Router  # noqa: E402
+from support.natlab import Lab, Router  # noqa: E402
 
 PORT = 7431
 

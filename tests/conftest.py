@@ -24,7 +24,7 @@ from typing import Any
 
 import pytest
 
-from system_needs import CHROMEDRIVER, CHROMIUM, require_paths
+from support.system_needs import CHROMEDRIVER, CHROMIUM, require_paths
 
 CHROMIUM_BINARY = Path("/usr/lib/chromium/chromium")  # what the /usr/bin/chromium wrapper script runs
 PACKAGES = ("chromium", "chromium-driver")

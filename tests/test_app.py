@@ -33,8 +33,8 @@ from basilica_p2p.identity import Identity
 from basilica_p2p.replay.verify import verify_file
 from basilica_p2p.seat import ClocksChanged, GameOver
 from basilica_p2p.tui import play_local
-from replay_builders import key
-from seat_events import Told, ask_for
+from support.replay_builders import key
+from support.seat_events import Told, ask_for
 
 ROOT = Path(__file__).resolve().parent.parent
 MANIFEST = default_manifest()

@@ -36,8 +36,8 @@ from basilica_p2p.net.session import GameReport, Settings, Timeouts
 from basilica_p2p.replay.verify import verify_file
 from basilica_p2p.tournament import run_tournament, standings
 
-from helpers import Tiles, build, play
-from net_harness import ALICE, BOB, FAST, host_and_join, settings
+from support.helpers import Tiles, build, play
+from support.net_harness import ALICE, BOB, FAST, host_and_join, settings
 
 runner = CliRunner()
 M = default_manifest()

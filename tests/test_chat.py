@@ -16,9 +16,9 @@ from basilica_p2p.seat import Accepted, ChatSaid, Refusal, Refused, Seat, StepKi
 from basilica_p2p.wire import CHAT_TEXT, as_text, open_envelope, seal
 from basilica_p2p.wire.text import is_text
 
-from replay_builders import ALICE, BOB, GAME_ID, MALLORY
-from replay_builders import fixed_nonces as nonces
-from replay_builders import network_spec as spec
+from support.replay_builders import ALICE, BOB, GAME_ID, MALLORY
+from support.replay_builders import fixed_nonces as nonces
+from support.replay_builders import network_spec as spec
 
 GAME = GAME_ID
 

@@ -18,7 +18,7 @@ from basilica_p2p.replay.verify import referee_for, known_manifests, verify_file
 from basilica_p2p.tui import TerminalPlayer, play_local
 from basilica_p2p.wire import ProtocolError, encode, open_envelope, seal
 
-from net_harness import ALICE, BOB
+from support.net_harness import ALICE, BOB
 
 MANIFEST = default_manifest()
 OPTIONS = Options(Ruleset.PORTAL2022)

@@ -35,7 +35,7 @@ from basilica_p2p.replay.file import read_replay
 from basilica_p2p.replay.verify import verify_file
 from basilica_p2p.wire import open_envelope, seal
 
-from net_harness import ALICE, BOB, DEFAULT, ScriptedPeer, at_step, claimed, faulted, holds_none_of, run_against
+from support.net_harness import ALICE, BOB, DEFAULT, ScriptedPeer, at_step, claimed, faulted, holds_none_of, run_against
 
 pytestmark = pytest.mark.trio
 

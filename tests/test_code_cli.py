@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from basilica_p2p.replay.verify import verify_file
-from relay_server import TransitRelay, transit_relay
-from wormhole_servers import MailboxServer, mailbox_server
+from support.relay_server import TransitRelay, transit_relay
+from support.wormhole_servers import MailboxServer, mailbox_server
 
 TESTS = Path(__file__).resolve().parent
 
@@ -120,7 +120,7 @@ def test_without_the_internet_extra_host_code_refuses_before_any_invite(tmp_path
 
 
 def test_a_host_whose_mailbox_does_not_answer_keeps_its_invite_and_says_what_to_do(tmp_path: Path) -> None:
-    from readiness import log_until
+    from support.readiness import log_until
 
     host = subprocess.Popen(_cli("host", "--code", "--mailbox", "ws://127.0.0.1:9/v1", "--bind", "127.0.0.1",
                                  "--port", "0", "--no-stun", "--port-mapping", "off", "--bot", "random",

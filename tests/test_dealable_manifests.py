@@ -25,7 +25,7 @@ from basilica_p2p.seat import hello_body
 from basilica_p2p.wire import MAX_MESSAGE, seal
 from basilica_p2p.wire.envelope import MAX_SEQ
 from basilica_p2p.wire.messages import MAX_DECKS
-from replay_builders import ALICE, BOB, GAME_ID
+from support.replay_builders import ALICE, BOB, GAME_ID
 
 COLOURS = ("Y", "B", "R", "G", "Y/B", "Y/R", "Y/G", "B/R", "B/G", "R/G")
 

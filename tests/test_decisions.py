@@ -36,7 +36,7 @@ from basilica_p2p.engine.components import (
 )
 from basilica_p2p.engine.game import AFTER_REDEAL, CONFUSE_MOVE, CONFUSE_PAY, JESTER_COLORS, MAIN, PAID, SECOND_ALTAR
 
-from helpers import (
+from support.helpers import (
     CLASSIC,
     FESTUM,
     FESTUM_REMOVAL,
@@ -227,7 +227,7 @@ def test_setup_festum_removal_uses_its_own_stream() -> None:
     g = Game.new(m, FESTUM_REMOVAL, SEED)
     order = ref_shuffle(list(range(1, 67)), SEED, b"shuffle")
     s = ref_u64(SEED, b"festum-removal")
-    from helpers import ref_below
+    from support.helpers import ref_below
 
     out = [order.pop(ref_below(s, len(order))) for _ in range(6)]
     assert g.out == sorted(out)

@@ -13,7 +13,7 @@ from basilica_p2p.net.demo import Narration
 from basilica_p2p.render import LEGEND
 from basilica_p2p.replay.local import play_both_seats
 from basilica_p2p.seat import MoveApplied, SeatEvent
-from replay_builders import key
+from support.replay_builders import key
 
 NAMES = ("greedy-host", "random-join")
 
@@ -79,3 +79,20 @@ def test_the_demo_command_prints_the_legend_before_the_first_board_and_answers_a
     moves = [line.split(None, 3)[3] for line in lines if line.startswith("turn ")]
     # Whether this game has paid options depends on its seed; those it has read as answers.
     assert all(m.startswith("answers ") for m in moves if m == "pass" or m.startswith("$") or " pass " in m), moves
+
+
+def test_the_demo_command_names_the_players(tmp_path: Path) -> None:
+    """Moves, scorings, the board and the end name the players, never "player 1/2"."""
+    from typer.testing import CliRunner
+
+    from basilica_p2p.cli import app
+
+    r = CliRunner().invoke(app, ["--home", str(tmp_path / "home"), "demo", "--replay-dir", str(tmp_path / "demo"),
+                                 "--no-boards"],
+                           env={"BASILICA_HOME": None, "COLUMNS": "200"})
+    assert r.exit_code == 0, r.output
+    moves = [line for line in r.output.splitlines() if line.startswith("turn ")]
+    assert moves and all(line.split()[2] in ("greedy-host", "random-join") for line in moves), moves[:3]
+    assert "  Scoring 1: greedy-host +" in r.output
+    assert "P1 greedy-host " in r.output and "P1 player 1" not in r.output
+    assert any(line.startswith("game over (") and line.endswith(" random-join") for line in r.output.splitlines())

@@ -50,7 +50,7 @@ from basilica_p2p.wire import open_envelope
 from basilica_p2p.referee import HIDDEN_DEAL
 from basilica_p2p.seat import SeatEvent
 
-from net_harness import ALICE, BOB, settings
+from support.net_harness import ALICE, BOB, settings
 
 CHOSEN = {"hello", "commit", "reveal", "action", "jcommit", "jreveal", "result", "forfeit"}
 DEALT = {"deal", "shares", "secret"}  # chosen too: a game dealt by sra-p256-v1 adds them

@@ -36,7 +36,7 @@ from basilica_p2p.engine.cells import neighbours
 from basilica_p2p.engine.components import BLUE, GREEN, RED, YELLOW
 from basilica_p2p.engine.game import JESTER_COLORS, MAIN
 
-from helpers import CLASSIC, FESTUM, FESTUM_REMOVAL, PORTAL
+from support.helpers import CLASSIC, FESTUM, FESTUM_REMOVAL, PORTAL
 
 _DEFAULT = default_manifest()
 _PAIRS = [YELLOW | BLUE, YELLOW | RED, YELLOW | GREEN, BLUE | RED, BLUE | GREEN, RED | GREEN]

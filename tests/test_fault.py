@@ -145,7 +145,7 @@ def test_a_fault_in_a_game_of_protocol_1_is_refused() -> None:
 
 
 def test_files_that_part_at_a_fault_prove_that_the_cited_signer_took_its_message_back(tmp_path: Path) -> None:
-    """Issue 20, item 3: a cheater whose false message was cited, who then cuts its own file and
+    """A cheater whose false message was cited, who then cuts its own file and
     signs another message for the same place, has signed two histories of one game."""
     a, b = seats(spec())
     play_until(a, b, 4)

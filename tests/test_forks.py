@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-import replay_builders as rb
+from support import replay_builders as rb
 from basilica_p2p.bots import RandomBot
 from basilica_p2p.cli import app
 from basilica_p2p.engine import Options
@@ -223,8 +223,7 @@ def test_prove_reads_the_accused_seat_and_name_from_its_hello(honest: Path, tmp_
 @pytest.mark.trio
 async def test_the_two_files_both_sides_write_in_a_network_game_agree(tmp_path: Path) -> None:
     # Not a byte copy: each side writes its own replay over a real connection.
-    from net_harness import ALICE, BOB, host_and_join, settings
-    from test_net_session import config, reports
+    from support.net_harness import ALICE, BOB, config, host_and_join, reports, settings
 
     s = settings()
     pair = await host_and_join(config(ALICE, s, tmp_path / "h", games=2), config(BOB, s, tmp_path / "j", games=2))

@@ -8,13 +8,13 @@ from typing import Any
 
 import pytest
 
-import replay_builders as rb
+from support import replay_builders as rb
 from basilica_p2p.bots import RandomBot
 from basilica_p2p.engine import Options, TileSpec
 from basilica_p2p.replay.local import play_recorded
 from basilica_p2p.replay.show import walk
 from basilica_p2p.replay.verify import verify_file
-from stack_predictor import predicted_draws, seen_draws
+from support.stack_predictor import predicted_draws, seen_draws
 
 HIDDEN = "sra-p256-v1"
 
@@ -204,8 +204,8 @@ def _face_only_positions_pinned(path: Path) -> tuple[int, int]:
 
 
 def test_no_order_face_tells_its_tile_before_it_is_turned_even_after_a_reshuffle() -> None:
-    # Review of issue 10: a reshuffle deck labelled by earlier positions showed, with a
-    # reshuffled tile's order face, which tile it was. The reshuffle is now two-level too.
+    # A reshuffle deck labelled by earlier positions would show, with a reshuffled tile's order
+    # face, which tile it was: the reshuffle is two-level too.
     sample = Path(__file__).parent.parent / "replays" / "hidden-reshuffle-greedy-vs-greedy.replay"
     checked, pinned = _face_only_positions_pinned(sample)
     assert checked > 50 and pinned == 0, (checked, pinned)
@@ -213,7 +213,7 @@ def test_no_order_face_tells_its_tile_before_it_is_turned_even_after_a_reshuffle
 
 def test_a_card_that_opens_to_nothing_goes_to_the_audit_which_names_the_cheater(honest: Path,
                                                                                 tmp_path: Path) -> None:
-    # Review of issue 10: player 1 slips a foreign point into its re-key step. Both shares of that
+    # Player 1 slips a foreign point into its re-key step. Both shares of that
     # card match their commitments, so no share explains the card that opens to nothing: the game
     # goes straight to the secrets, and the audit names player 1 (it used to stop with no blame).
     from basilica_p2p.deal import hash_to_card
@@ -237,7 +237,7 @@ def test_a_card_that_opens_to_nothing_goes_to_the_audit_which_names_the_cheater(
 
 def test_a_broken_deal_with_one_clean_secret_names_the_other_player_by_elimination(honest: Path,
                                                                                  tmp_path: Path) -> None:
-    # Issue 20, item 4: player 2 slips a foreign point into its keyed deck (and player 1 re-keys it
+    # Player 2 slips a foreign point into its keyed deck (and player 1 re-keys it
     # honestly), so a card of the first round opens to nothing. Player 1 publishes its secret,
     # which reproduces all it signed; player 2 never publishes its own, and player 1 claims the
     # game. The deal was not audited, but the file proves whose data was false: player 2's.

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-import replay_builders as rb
+from support import replay_builders as rb
 from basilica_p2p.bots import GreedyBot, RandomBot
 from basilica_p2p.cli import app
 from basilica_p2p.engine import Options, TileSpec

@@ -225,7 +225,7 @@ def test_what_the_host_could_not_find_is_one_line(tmp_path: Path) -> None:
                             stderr=subprocess.PIPE, text=True)
     try:
         assert host.stderr is not None
-        from readiness import log_until
+        from support.readiness import log_until
 
         said = log_until(host, "this network only")
     finally:

@@ -20,8 +20,8 @@ from basilica_p2p.net.peer import PeerConfig, play_games
 from basilica_p2p.net.punch import listen
 from basilica_p2p.replay.verify import verify_file
 from basilica_p2p.wire import encode
-from tests.hostile_traffic import FLOOD_SOURCE, JOINER_SOURCE, FloodStats, flood, latency_proxy
-from tests.net_harness import ALICE, BOB, DEFAULT, FAST, MALLORY
+from support.hostile_traffic import FLOOD_SOURCE, JOINER_SOURCE, FloodStats, flood, latency_proxy
+from support.net_harness import ALICE, BOB, DEFAULT, FAST, MALLORY
 
 pytestmark = pytest.mark.trio
 

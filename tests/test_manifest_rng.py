@@ -13,7 +13,7 @@ import pytest
 from basilica_p2p.engine import ManifestError, default_manifest, parse_manifest
 from basilica_p2p.engine.rng import SeedStream, first_player, reshuffle_label, shuffled
 
-from helpers import SEED, ref_below, ref_shuffle, ref_u64
+from support.helpers import SEED, ref_below, ref_shuffle, ref_u64
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT / "basilica_p2p" / "data" / "manifest.json"

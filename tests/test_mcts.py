@@ -228,7 +228,7 @@ async def test_plays_a_network_game_in_a_worker_thread(tmp_path: Path) -> None:
     from basilica_p2p.net.peer import PeerConfig
     from basilica_p2p.replay.verify import verify_file
 
-    from net_harness import ALICE, BOB, FAST, host_and_join, settings
+    from support.net_harness import ALICE, BOB, FAST, host_and_join, settings
 
     s = settings()
     threads: set[str] = set()

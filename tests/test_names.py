@@ -26,8 +26,7 @@ from basilica_p2p.names import look_alike, shown, skeletons
 from basilica_p2p.net.peers import FILE, KnownPeers, PeerKeyMismatch
 from basilica_p2p.net.session import PeerGone, Refused
 
-from net_harness import ALICE, BOB, host_and_join, ident, settings
-from test_net_session import config, reports
+from support.net_harness import ALICE, BOB, config, host_and_join, ident, reports, settings
 
 runner = CliRunner()
 WORDS_FILE = Path(basilica_p2p.__file__).parent / "data" / "fingerprint_words.json"
@@ -267,8 +266,8 @@ def test_replacing_a_key_with_force_never_writes_through_a_symlink(tmp_path: Pat
 @pytest.mark.parametrize("invisible", ["\ufe0f", "\ufe00", "\U000e0100", "\u034f", "\u115f", "\u1160", "\u3164",
                                        "\uffa0", "\u17b4", "\u180b", "\u00ad", "\u200b"])
 def test_invisible_characters_that_are_not_format_characters_do_not_make_a_new_name(invisible: str) -> None:
-    # Review of issue 9: variation selectors, the combining grapheme joiner and the Hangul
-    # fillers draw as nothing and pass the wire's text rule, but are not category Cf.
+    # Variation selectors, the combining grapheme joiner and the Hangul fillers draw as nothing
+    # and pass the wire's text rule, but are not category Cf.
     from basilica_p2p.names import look_alike
     from basilica_p2p.wire.text import is_text
 
@@ -279,7 +278,7 @@ def test_invisible_characters_that_are_not_format_characters_do_not_make_a_new_n
 
 
 def test_the_trust_command_in_a_refusal_is_quoted_for_a_shell(tmp_path: Path) -> None:
-    # Review of issue 9: the peer chooses its name; a user who pastes the suggested command
+    # The peer chooses its name; a user who pastes the suggested command
     # must not run a command the peer wrote into it.
     import shlex
 

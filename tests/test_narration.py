@@ -14,7 +14,7 @@ from basilica_p2p.narration import LineKind, Narrator
 from basilica_p2p.referee import Outcome
 from basilica_p2p.seat import GameOver, GameStarted
 from basilica_p2p.tui import TerminalPlayer
-from seat_events import Told
+from support.seat_events import Told
 
 MANIFEST = default_manifest()
 NAMES = ("ada", "greedy")

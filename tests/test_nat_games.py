@@ -1,4 +1,4 @@
-"""Whole games through home routers built from network namespaces (issue 11; tests/natlab.py).
+"""Whole games through home routers built from network namespaces (issue 11; tests/support/natlab.py).
 
 Each test runs the real commands, `basilica host` and `basilica join bas1:...`, in two player
 namespaces behind two routers, and checks what a person would: the path named on both sides,
@@ -21,7 +21,7 @@ import pytest
 
 from basilica_p2p.net.invite import parse_invite
 from basilica_p2p.replay.verify import verify_file
-from natlab import Lab, Router
+from support.natlab import Lab, Router
 
 # One worker runs the lab's tests one after another: a router under two labs' load at once
 # would test the machine, not the hole punching.
@@ -232,7 +232,7 @@ class WormholeServers:
     """The Magic Wormhole mailbox and transit relay on the fake internet (11.0.0.1)."""
 
     def __init__(self, lab: Lab, folder: Path) -> None:
-        from wormhole_servers import TWIST, require_venv
+        from support.wormhole_servers import TWIST, require_venv
 
         require_venv(TWIST)
         self.lab, self.folder, self.twist, self.host = lab, folder, str(TWIST), lab.server_ips[0]
@@ -315,7 +315,7 @@ def test_a_relay_that_drops_mid_game_is_met_again_on_it_by_both_sides(symmetric_
     """Issue 20: a relay that dies is a network that failed, not a player who left: both sides
     stay, meet again on the relay under the key they kept, prove who they are, and finish."""
     lab, servers = symmetric_pair
-    host, join = _code_sides(lab, servers.where, tmp_path, bot="slow_bot:SlowRandom")
+    host, join = _code_sides(lab, servers.where, tmp_path, bot="support.slow_bot:SlowRandom")
     end = time.monotonic() + 60
     while _least_held(tmp_path) < 50_000:  # past the deal (about 25 KiB of it), into the moves
         assert time.monotonic() < end and host.proc.poll() is None, (host.err, join.err)

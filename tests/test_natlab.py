@@ -1,4 +1,4 @@
-"""The NAT lab (tests/natlab.py) behaves as a lab of home routers must: a cone router keeps the
+"""The NAT lab (tests/support/natlab.py) behaves as a lab of home routers must: a cone router keeps the
 player's port, a symmetric one does not, the home firewall keeps unsolicited connections out
 (silently or with a RST), UPnP, NAT-PMP and PCP mappings let the other player in, and the lab
 leaves nothing behind, even when interrupted.
@@ -15,10 +15,11 @@ from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-import natlab
 import pytest
-from natlab import PACKAGES, Lab, LabError, Mapping, Router, missing_tools, namespaces, pids_in
-from system_needs import missing_message
+
+from support import natlab
+from support.natlab import PACKAGES, Lab, LabError, Mapping, Router, missing_tools, namespaces, pids_in
+from support.system_needs import missing_message
 
 # One worker runs the lab's tests one after another: a router under two labs' load at once
 # would test the machine, not the hole punching.

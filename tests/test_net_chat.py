@@ -20,7 +20,7 @@ from basilica_p2p.replay.verify import verify_file
 from basilica_p2p.seat import AgainOffered, Ask, ChatSaid, SeatEvent, Series
 from basilica_p2p.wire import open_envelope
 
-from net_harness import ALICE, BOB, DEFAULT, FAST, ScriptedPeer, at_step, host_and_join, run_against
+from support.net_harness import ALICE, BOB, DEFAULT, FAST, ScriptedPeer, at_step, host_and_join, run_against
 
 
 class Chatter(AgentBase):

@@ -24,7 +24,7 @@ from basilica_p2p.cli import app
 from basilica_p2p.replay.file import read_replay
 from basilica_p2p.replay.verify import verify_file
 
-from readiness import drain, held, log_until, wait_until
+from support.readiness import drain, held, log_until, wait_until
 
 TESTS = Path(__file__).resolve().parent
 
@@ -253,3 +253,40 @@ def test_a_cmd_bot_is_named_by_its_program_file_only(command: str, public: str) 
     assert public_label(Spec()) == public
     assert bot_label(Spec()) == "cmd:" + command  # locally the whole command stays
     assert public_label(ExternalBot(["sh", "examples/line_bot.sh"])) == "cmd:line_bot.sh"
+
+
+# --- the result line of each game, as host, join and resume print it ----------------------------------------
+
+
+def report_line(seat: int, me: str, peer: str, scores: tuple[int, int], winner: int | None,
+                capsys: pytest.CaptureFixture[str], end: str = "score", moves: int = 40, reason: str = "") -> str:
+    from types import SimpleNamespace
+
+    from basilica_p2p.cli import _report_games
+
+    outcome = SimpleNamespace(end=end, winner=winner, scores=scores, moves=moves, reason=reason)
+    _report_games([SimpleNamespace(outcome=outcome, seat=seat, peer=peer, replay="g.replay")], me)
+    return capsys.readouterr().out.strip()
+
+
+def test_the_joiner_sees_names_and_scores_in_seat_order(capsys: pytest.CaptureFixture[str]) -> None:
+    line = report_line(1, "bob", "alice", (31, 12), 0, capsys)
+    assert line == "game 1: alice (player 1) 31 - 12 bob (player 2, you): alice won, 40 moves (score); replay g.replay"
+
+
+def test_the_host_sees_the_same_order(capsys: pytest.CaptureFixture[str]) -> None:
+    line = report_line(0, "alice", "bob", (31, 12), 0, capsys)
+    assert line == "game 1: alice (player 1, you) 31 - 12 bob (player 2): you won, 40 moves (score); replay g.replay"
+
+
+def test_a_lost_game_seated_second_and_one_move(capsys: pytest.CaptureFixture[str]) -> None:
+    line = report_line(1, "bob", "alice", (0, 0), 0, capsys, end="forfeit", moves=1, reason="quit")
+    assert line.startswith("game 1: alice (player 1) 0 - 0 bob (player 2, you): you forfeited (bob: quit), 1 move ")
+
+
+def test_a_game_lost_on_time_says_so_on_both_sides(capsys: pytest.CaptureFixture[str]) -> None:
+    """A claim on time reads as a win on time, not a bare '(time)'."""
+    lost = report_line(1, "bob", "alice", (20, 25), 0, capsys, end="time", moves=31)
+    assert ": alice won on time (your clock ran out), 31 moves (time);" in lost, lost
+    won = report_line(0, "alice", "bob", (20, 25), 0, capsys, end="time", moves=31)
+    assert ": you won on time, 31 moves (time);" in won, won

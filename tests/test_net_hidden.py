@@ -33,7 +33,7 @@ from basilica_p2p.seat import PeerAway, PeerBack
 from basilica_p2p.replay.verify import verify_file
 from basilica_p2p.wire import SHUFFLE_SCHEME, open_envelope
 
-from net_harness import ALICE, BOB, FAST, Fault, Run, ScriptedPeer, faulted, host_and_join, run_against, settings
+from support.net_harness import ALICE, BOB, FAST, Fault, Run, ScriptedPeer, faulted, host_and_join, run_against, settings
 
 HIDDEN = settings(shuffle=HIDDEN_DEAL)
 
@@ -101,7 +101,7 @@ async def test_a_shuffle_mismatch_is_refused_in_one_line_on_both_sides(tmp_path:
 
 @pytest.mark.trio
 async def test_a_false_share_ends_the_game_with_it_as_proof(tmp_path: Path) -> None:
-    """Issue 20, item 3: the false share is kept, whole, in the honest side's fault, and the
+    """The false share is kept, whole, in the honest side's fault, and the
     replay verifies as a win naming the share that did not match its commitment."""
     async def script(p: ScriptedPeer) -> None:
         await p.hello()
@@ -120,7 +120,7 @@ async def test_a_false_share_ends_the_game_with_it_as_proof(tmp_path: Path) -> N
 
 @pytest.mark.trio
 async def test_a_wrong_secret_ends_the_game_with_it_as_proof(tmp_path: Path) -> None:
-    """Issue 20, item 3: a secret that does not reproduce its sender's signed deal is kept, whole,
+    """A secret that does not reproduce its sender's signed deal is kept, whole,
     in the honest side's fault, and the replay verifies as a win naming the audit that failed."""
     async def script(p: ScriptedPeer) -> None:
         await p.hello()
@@ -135,7 +135,7 @@ async def test_a_wrong_secret_ends_the_game_with_it_as_proof(tmp_path: Path) -> 
 async def withholding(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, stop: Any) -> Run:
     """The honest side (player 1) against a peer that plays honestly until ``stop``, then
     keeps the connection alive (pings) but sends nothing more (under a MockClock)."""
-    from net_harness import inline_threads
+    from support.net_harness import inline_threads
 
     inline_threads(monkeypatch)
 
@@ -428,7 +428,7 @@ async def kept_game(tmp_path: Path) -> GameReport:
 
 @pytest.mark.trio
 async def test_resume_needs_the_deal_secret_of_the_session_file(tmp_path: Path) -> None:
-    import replay_builders as rb
+    from support import replay_builders as rb
     from basilica_p2p.net.session import side_from_replay, sidecar_path
     from basilica_p2p.replay.file import ReplayError
     from basilica_p2p.replay.verify import known_manifests
@@ -456,7 +456,7 @@ async def test_resume_needs_the_deal_secret_of_the_session_file(tmp_path: Path) 
 def test_a_peer_that_does_not_come_back_for_the_audit_loses_by_absence(tmp_path: Path) -> None:
     """Played on the real clock; the wait for the peer's return on a virtual one (the agreed window
     is 120 s, which a side that resumes does not shorten)."""
-    import replay_builders as rb
+    from support import replay_builders as rb
     from basilica_p2p.net.resume import Rendezvous, resume
     from basilica_p2p.replay.verify import known_manifests
 

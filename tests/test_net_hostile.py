@@ -1,7 +1,7 @@
 """A hostile peer, one misbehaviour per test, against the real session code.
 
 Each test plays honestly for a while through the scripted peer of
-tests/net_harness.py, then does one forbidden thing.  A well-signed message,
+tests/support/net_harness.py, then does one forbidden thing.  A well-signed message,
 due at its place in the chain, that breaks the rules ends the game with a
 `fault` citing it (PROTOCOL.md §4c): the honest side wins with the proof in
 its replay, which verifies.  Any other message the peer signed that a player
@@ -28,13 +28,13 @@ import pytest
 from typer.testing import CliRunner
 
 from basilica_p2p.cli import app
-from basilica_p2p.net.framing import CONTROL, ENVELOPE, MAX_FRAME
+from basilica_p2p.net.framing import CONTROL, ENVELOPE, MAX_FRAME, Frame
 from basilica_p2p.net.session import CorruptedMessage, PeerGone, PeerMisbehaved, SessionError
 from basilica_p2p.replay.evidence import check_evidence
 from basilica_p2p.replay.verify import verify_file
-from basilica_p2p.wire import encode, open_envelope
+from basilica_p2p.wire import ProtocolError, encode, open_envelope
 
-from net_harness import (
+from support.net_harness import (
     ALICE,
     BOB,
     MALLORY,
@@ -144,6 +144,12 @@ async def test_malformed_control_message(tmp_path: Path) -> None:
 
     run = await misbehave_at(tmp_path, "ack", act)
     refused(run, "control", records=seq_of(run))
+
+
+@pytest.mark.parametrize("t", [[1], {"a": 1}, 5, None])
+async def test_a_control_message_whose_type_is_not_text_is_a_protocol_error(t: object) -> None:
+    with pytest.raises(ProtocolError):
+        Frame(CONTROL, encode({"t": t})).control()
 
 
 async def test_frame_over_the_64k_cap(tmp_path: Path) -> None:
@@ -602,7 +608,7 @@ async def test_an_error_notice_is_shown_without_terminal_control_characters(tmp_
 
 
 async def test_a_game_id_used_before_is_refused_whatever_the_replay_folder(tmp_path: Path) -> None:
-    """Review of issue 9: player 1 alone chooses the game id.  A host that starts a second game
+    """Player 1 alone chooses the game id.  A host that starts a second game
     with the id of an earlier one must not get our key to sign a second hello (and commitment,
     and moves) for it: two histories of one game id signed by us would be a confirmed "proof"
     that *we* cheated.  Before the ledger, only a replay still in the same folder stopped it."""

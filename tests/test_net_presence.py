@@ -1,6 +1,6 @@
 """A fair end against a peer that walks away, stalls or lies about time (issue 20), on virtual time.
 
-The honest side is the real session code; the scripted peer of tests/net_harness.py goes away
+The honest side is the real session code; the scripted peer of tests/support/net_harness.py goes away
 and, in some tests, comes back through a :class:`Doorway`, which hands its new stream to the
 honest side's presence exactly as a reconnection would (each side proves who it is first,
 net/rejoin.py).  In every test the honest side does nothing but wait, and ends with a
@@ -23,7 +23,7 @@ from basilica_p2p.seat import Ask, GameOver, PeerAway, PeerBack, SeatEvent, Time
 from basilica_p2p.net.session import GRACE, WARNING, Timeouts
 from basilica_p2p.replay.verify import verify_file
 
-from net_harness import (
+from support.net_harness import (
     DEFAULT,
     MALLORY,
     Doorway,
@@ -80,8 +80,8 @@ async def walks_away(p: ScriptedPeer) -> None:
 async def test_a_peer_that_walks_away_is_waited_for_then_claimed_with_a_countdown(
     tmp_path: Path, autojump_clock: trio.testing.MockClock
 ) -> None:
-    """Items 1 and 'presence wins': the side that stays says so, counts down the agreed window,
-    and records its claim at its end."""
+    """Presence wins: the side that stays says so, counts down the agreed window, and records its
+    claim at its end."""
     told: list[SeatEvent] = []
     run = await run_against(walks_away, tmp_path, timeouts=T, doorway=Doorway(), watch=told.append, limit=LIMIT)
     ends_as_claimed(run, "did not come back within 120 s")
@@ -116,11 +116,11 @@ async def test_a_peer_that_comes_back_within_the_window_goes_on_with_the_game(
 async def test_strangers_who_connect_first_end_nothing_and_learn_nothing(
     tmp_path: Path, autojump_clock: trio.testing.MockClock
 ) -> None:
-    """Item 7: before the peer comes back, garbage, a silent connection and another key's proof
+    """Before the peer comes back, garbage, a silent connection and another key's proof
     reach the waiting side; each is dropped and it goes on waiting, then the peer comes back."""
     async def script(p: ScriptedPeer) -> None:
         await walks_away(p)
-        await p.stranger_knocks(b"\x00\x00\x00\x04")  # four bytes, as in the review
+        await p.stranger_knocks(b"\x00\x00\x00\x04")  # four bytes: a frame length, then nothing
         await p.stranger_knocks(frame_bytes(2, b"\x81\xa1t\xa6resume"))  # a resume notice, unproven
         assert not await p.come_back(key=MALLORY)  # a proof by the wrong key
         assert await p.come_back()
@@ -136,7 +136,7 @@ async def test_strangers_who_connect_first_end_nothing_and_learn_nothing(
 async def test_a_network_that_stalls_is_reconnected_not_claimed(
     tmp_path: Path, autojump_clock: trio.testing.MockClock
 ) -> None:
-    """Item 8: the peer's acknowledgement (no thinking needed) does not come for 25 s, the
+    """The peer's acknowledgement (no thinking needed) does not come for 25 s, the
     connection open but silent, as through a stalled relay.  The waiting side drops the
     connection at the handshake timeout and waits for the peer, which comes back and goes on."""
     told: list[SeatEvent] = []
@@ -202,7 +202,7 @@ class Deliberate(Thinker):
 async def test_a_peer_that_stalls_on_its_move_is_warned_then_claimed_at_the_agreed_limit(
     tmp_path: Path, autojump_clock: trio.testing.MockClock
 ) -> None:
-    """Item 2: every network game has a limit per decision (600 s by default, in the hellos); the
+    """Every network game has a limit per decision (600 s by default, in the hellos); the
     waiting side is told a minute before, and claims a little after (GRACE)."""
     told: list[SeatEvent] = []
 
@@ -244,7 +244,7 @@ async def test_a_person_who_runs_past_the_agreed_limit_resigns_before_the_claim_
 async def test_a_clock_goes_on_running_while_its_owner_is_away(
     tmp_path: Path, autojump_clock: trio.testing.MockClock
 ) -> None:
-    """Item 6: on a 1+0 clock the peer thinks 45 s, drops, comes back and stalls: the claim comes
+    """On a 1+0 clock the peer thinks 45 s, drops, comes back and stalls: the claim comes
     when its 60 s are up from when its decision became due, not 60 s after its return."""
     timed = replace(DEFAULT, clock=TimeControl(1, 0))
 

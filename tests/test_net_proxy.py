@@ -1,4 +1,4 @@
-"""Two honest peers through a fault-injecting proxy (tests/net_harness.py: run_proxy).
+"""Two honest peers through a fault-injecting proxy (tests/support/net_harness.py: run_proxy).
 
 The proxy relays between two loopback TCP connections (host <-> proxy <-> joiner)
 and can drop the connection after N bytes, truncate a stream (then close or
@@ -30,7 +30,7 @@ from basilica_p2p.net.session import (
 )
 from basilica_p2p.replay.verify import verify_file
 
-from net_harness import (
+from support.net_harness import (
     ALICE,
     BOB,
     Fault,

@@ -14,7 +14,7 @@ import pytest
 
 from basilica_p2p.replay.verify import verify_file
 
-from readiness import held, wait_until
+from support.readiness import held, wait_until
 
 TESTS = Path(__file__).resolve().parent
 
@@ -31,14 +31,14 @@ def _cli(*args: str) -> list[str]:
 
 def _start_game(tmp: Path) -> tuple[subprocess.Popen[str], subprocess.Popen[str]]:
     home = tmp / "home"
-    host = subprocess.Popen(_cli("host", "--no-invite", "--port", "0", "--bind", "127.0.0.1", "--bot", "slow_bot:SlowRandom",
+    host = subprocess.Popen(_cli("host", "--no-invite", "--port", "0", "--bind", "127.0.0.1", "--bot", "support.slow_bot:SlowRandom",
                                  "--window", str(WINDOW), "--replay-dir", str(tmp / "a")), env=_env(home), stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
     assert host.stdout is not None
     line = host.stdout.readline()
     assert line.startswith("listening on "), line
     port = line.strip().rsplit(":", 1)[1]
-    join = subprocess.Popen(_cli("join", f"127.0.0.1:{port}", "--bot", "slow_bot:SlowRandom",
+    join = subprocess.Popen(_cli("join", f"127.0.0.1:{port}", "--bot", "support.slow_bot:SlowRandom",
                                  "--replay-dir", str(tmp / "b")), env=_env(home), stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
     return host, join

@@ -4,7 +4,9 @@ Covers: several games on one connection with alternating seats, both
 rulesets and the festum expansion; both sides' replays verify and are
 byte for byte the same; the handshake refusals (settings that differ, one
 identity on both sides, a known name with another key) and the
-``basilica peers`` commands that manage known keys.
+``basilica peers`` commands that manage known keys.  The end of a session
+(a goodbye crossing a hello, a reset) is scripted instead, on virtual time
+over memory streams against a scripted host: each ending exactly, never by luck.
 """
 
 from __future__ import annotations
@@ -14,39 +16,43 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import trio
+import trio.testing
 from typer.testing import CliRunner
 
 from basilica_p2p.agent import AgentBase, BotAgent, Resign
-from basilica_p2p.bots import GreedyBot, RandomBot
+from basilica_p2p.bots import RandomBot
 from basilica_p2p.cli import app
 from basilica_p2p.engine import default_manifest, reconstruct_default
 from basilica_p2p.identity import Identity, fingerprint
-from basilica_p2p.net.peer import PeerConfig
+from basilica_p2p.net.framing import ENVELOPE, PeerClosed
+from basilica_p2p.net.peer import play_games
 from basilica_p2p.net.peers import KnownPeers
 from basilica_p2p.net.session import GameReport, PeerGone, PeerRefused, Refused, Settings, Timeouts
 from basilica_p2p.replay.verify import verify_file
 from basilica_p2p.seat import GameStarted, SeatEvent
+from basilica_p2p.wire import open_envelope
 
-from net_harness import ALICE, BOB, BOB_IMPOSTOR, FAST, Fault, PairResult, host_and_join, ident, settings
+from support.net_harness import (
+    ALICE,
+    BOB,
+    BOB_IMPOSTOR,
+    Fault,
+    HungUp,
+    PairResult,
+    ScriptedPeer,
+    config,
+    host_and_join,
+    ident,
+    inline_threads,
+    reports,
+    settings,
+    with_resume,
+)
 
 pytestmark = pytest.mark.trio
 
 runner = CliRunner()
-
-
-def config(me: Identity, s: Settings, replay_dir: Path, *, home: Path | None = None, games: int = 1,
-           greedy: bool = False, seed: int = 0) -> PeerConfig:
-    def agent_for(k: int):  # type: ignore[no-untyped-def]
-        if greedy:
-            return GreedyBot(s.manifest, seed + k)
-        return RandomBot(seed + k)
-
-    return PeerConfig(me, s, agent_for, replay_dir, KnownPeers(home) if home is not None else None, FAST, games)
-
-
-def reports(result: list[GameReport] | BaseException) -> list[GameReport]:
-    assert isinstance(result, list), f"expected the reports, got {result!r}"
-    return result
 
 
 def cli(home: Path, *args: str):  # type: ignore[no-untyped-def]
@@ -253,24 +259,116 @@ async def test_peers_cli_list_trust_forget(tmp_path: Path) -> None:
 # --- the end of a session ----------------------------------------------------------------------------
 
 
-async def test_the_joiner_keeps_its_reports_when_the_host_says_bye(tmp_path: Path) -> None:
-    """After the host's last game the joiner, if it is player 1 of the next game, sends its hello
-    while the host sends "bye" and closes.  The hello crossing the bye is expected (play_games
-    catches PeerBye); but if a keepalive of the joiner's was still unread when the host closed,
-    the host's kernel answers with a reset, and the joiner's hello or read then fails with
-    "connection reset by peer".  Every game was complete: the joiner must return its reports,
-    not raise PeerGone (which the CLI shows as a failure, exit 1).  Frequent keepalives make
-    the race likely; one run in three failed at 1 ms on loopback."""
+class ResetAtTheNextHello(trio.abc.Stream):
+    """The joiner's end of a connection whose host closed while a frame of ours was unread: its
+    kernel answers with a reset, which reaches us as our hello for the next game goes out.  With
+    ``delivered`` the hello gets through and the reset comes at our next read; without, the hello
+    itself fails.  From then on every read and write fails as on a reset socket."""
+
+    def __init__(self, stream: trio.abc.Stream, delivered: bool) -> None:
+        self.stream = stream
+        self.delivered = delivered
+        self.hellos = 0
+        self.reset = False
+
+    def _check(self) -> None:
+        if self.reset:
+            raise trio.BrokenResourceError("[Errno 104] Connection reset by peer")
+
+    async def send_all(self, data: bytes | bytearray | memoryview) -> None:
+        self._check()
+        if data[4] == ENVELOPE and open_envelope(bytes(data[5:])).type == "hello":
+            self.hellos += 1
+            if self.hellos == 2:  # the first game's hello, then the next one's
+                self.reset = True
+                if not self.delivered:
+                    self._check()
+        await self.stream.send_all(data)
+
+    async def wait_send_all_might_not_block(self) -> None:
+        await self.stream.wait_send_all_might_not_block()
+
+    async def receive_some(self, max_bytes: int | None = None) -> bytes:
+        self._check()
+        return await self.stream.receive_some(max_bytes)
+
+    async def aclose(self) -> None:
+        await self.stream.aclose()
+
+
+async def says_bye(host: ScriptedPeer) -> None:
+    await host.send_control("bye")  # crosses the joiner's next hello
+    host.answer_pings = False  # a pong into the closing joiner would fail before its goodbye is read
+    await host.drain()
+
+
+async def reads_the_hello_and_closes(host: ScriptedPeer) -> None:
+    """An older host: no goodbye; it reads what comes, then closes."""
+    await host.next_envelope()
+    await host.aclose()
+
+
+async def stays(host: ScriptedPeer) -> None:
+    await host.drain()  # the reset, not the host, ends the connection
+
+
+ENDINGS = {
+    "bye-crosses-the-hello": (says_bye, None),
+    "closed-after-the-hello": (reads_the_hello_and_closes, None),
+    "reset-as-the-hello-is-sent": (stays, False),
+    "reset-after-the-hello-is-sent": (stays, True),
+}
+
+
+@pytest.mark.parametrize("ending", sorted(ENDINGS))
+async def test_the_joiner_keeps_its_reports_whatever_ends_the_connection_after_the_last_game(
+    tmp_path: Path, autojump_clock: trio.testing.MockClock, monkeypatch: pytest.MonkeyPatch, ending: str
+) -> None:
+    """After the host's last game the joiner, player 1 of the next game, sends its hello while
+    the host says "bye" and closes; a keepalive of the joiner's still unread when the host closed
+    makes its kernel answer with a reset, which fails the hello or the read after it.  Every game
+    was complete: in each of these endings the joiner returns its report (the CLI shows
+    PeerGone as a failure, exit 1).  Keepalives every millisecond run throughout, on virtual time."""
+    inline_threads(monkeypatch)  # the bots decide inline: virtual time stays exact
+    script, delivered = ENDINGS[ending]
     s = settings()
-    stormy = Timeouts(handshake=5.0, ping_interval=0.001, idle=3.0, frame=2.0)
-    for i in range(12):
-        h = config(ALICE, s, tmp_path / f"h{i}", games=1, seed=i)
-        j = config(BOB, s, tmp_path / f"j{i}", seed=50 + i)
-        h.timeouts = j.timeouts = stormy
-        pair = await host_and_join(h, j)
-        assert isinstance(pair.host, list), f"run {i}: host {pair.host!r}"
-        assert isinstance(pair.join, list), f"run {i}: the joiner lost its finished game: {pair.join!r}"
-        assert len(pair.join) == 1 and verify_file(pair.join[0].replay).ok
+    joiner = config(BOB, s, tmp_path / "j", seed=50)
+    joiner.timeouts = Timeouts(handshake=5.0, ping_interval=0.001, idle=3.0, frame=2.0)
+    ours, theirs = trio.testing.memory_stream_pair()
+    stream = ours if delivered is None else ResetAtTheNextHello(ours, delivered)
+    host = ScriptedPeer(theirs, ALICE, 0, s)
+    ended: list[list[GameReport] | BaseException] = []
+
+    async def join() -> None:
+        try:
+            ended.append(await play_games(stream, False, joiner))
+        except Exception as e:
+            ended.append(e)
+
+    async def host_side() -> None:
+        try:
+            await host.hello()
+            assert await host.play(think=0.0025) is None  # the whole game, honestly, keepalives meanwhile
+            await trio.sleep(0.0015)  # a moment before it answers: the joiner's keepalives meet the ending too
+            await script(host)
+        except (HungUp, PeerClosed, trio.BrokenResourceError, trio.ClosedResourceError):
+            pass
+        finally:
+            await host.aclose()
+
+    with trio.fail_after(60):
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(join)
+            nursery.start_soon(host_side)
+    (result,) = ended
+    assert isinstance(result, list), f"the joiner lost its finished game: {result!r}"
+    assert len(result) == 1 and verify_file(result[0].replay).ok
+    assert result[0].game.state_hash() == host.game.state_hash()  # type: ignore[union-attr]
+    assert any(c["t"] == "ping" for c in host.controls)  # the keepalives ran beside the game
+    if isinstance(stream, ResetAtTheNextHello):
+        assert stream.reset  # the reset came where this ending puts it
+    if script is says_bye:
+        assert "bye" in [c["t"] for c in host.controls]  # the joiner's goodbye: it read all the host sent
 
 
 # --- what each side is told when a game does not end on the board --------------------------------------------
@@ -298,12 +396,6 @@ async def test_a_long_run_keeps_no_game_once_it_is_reported(tmp_path: Path) -> N
     assert len(lines) == 4 and all(verify_file(tmp_path / "h" / line.split(":")[0]).ok for line in lines)
     gc.collect()
     assert [ref() is None for ref in finished] == [True] * 4
-
-
-def with_resume(cfg: PeerConfig, role: str) -> PeerConfig:
-    """As the CLI does: a sidecar next to each replay, so that the game could be resumed."""
-    cfg.resume_info = {"role": role, "identity": "user", "address": "127.0.0.1", "port": 0}
-    return cfg
 
 
 async def test_a_refused_joiner_is_told_it_was_refused_and_why_not_to_resume(tmp_path: Path) -> None:
@@ -472,7 +564,7 @@ async def test_a_person_is_shown_the_board_once_the_game_is_set_up_before_any_mo
     board and whose turn it is come with the beginning of the game, whoever moves first."""
     from basilica_p2p.engine import observe
 
-    from net_harness import run_against
+    from support.net_harness import run_against
 
     agent = Watching(3)
 
@@ -495,7 +587,7 @@ async def test_a_resumed_game_shows_the_board_where_it_stands(tmp_path: Path) ->
     import trio
     import trio.testing
 
-    import replay_builders as rb
+    from support import replay_builders as rb
     from basilica_p2p.engine import Options
     from basilica_p2p.net.session import Connection, continue_game, resume_exchange, side_from_replay
     from basilica_p2p.replay.file import read_replay

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 import trio
 import trio.testing
-from net_harness import (
+from support.net_harness import (
     DEFAULT,
     Run,
     ScriptedPeer,

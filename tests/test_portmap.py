@@ -18,6 +18,8 @@ import xml.etree.ElementTree as ET
 from collections.abc import Callable
 from functools import partial
 from pathlib import Path
+from urllib.parse import urljoin
+from xml.sax.saxutils import escape
 
 import pytest
 import trio
@@ -30,6 +32,7 @@ from basilica_p2p.net.portmap import (
     Gateway,
     Mapping,
     PortmapError,
+    UpnpFault,
     confirmed,
     control_urls,
     default_gateway,
@@ -156,7 +159,7 @@ def description(services: list[tuple[str, str]], base: str | None = None) -> byt
 
 
 def soap_answer(service: str, action: str, args: dict[str, str]) -> bytes:
-    inner = "".join(f"<{k}>{v}</{k}>" for k, v in args.items())
+    inner = "".join(f"<{k}>{escape(v)}</{k}>" for k, v in args.items())
     return ('<?xml version="1.0"?><s:Envelope xmlns:s="http://schemas.xmlsoap.org/soap/envelope/" '
             's:encodingStyle="http://schemas.xmlsoap.org/soap/encoding/"><s:Body>'
             f'<u:{action}Response xmlns:u="{service}">{inner}</u:{action}Response></s:Body></s:Envelope>').encode()
@@ -166,7 +169,7 @@ def soap_fault(code: int, text: str) -> bytes:
     return ('<?xml version="1.0"?><s:Envelope xmlns:s="http://schemas.xmlsoap.org/soap/envelope/"><s:Body>'
             "<s:Fault><faultcode>s:Client</faultcode><faultstring>UPnPError</faultstring><detail>"
             '<UPnPError xmlns="urn:schemas-upnp-org:control-1-0">'
-            f"<errorCode>{code}</errorCode><errorDescription>{text}</errorDescription>"
+            f"<errorCode>{code}</errorCode><errorDescription>{escape(text)}</errorDescription>"
             "</UPnPError></detail></s:Fault></s:Body></s:Envelope>").encode()
 
 
@@ -664,6 +667,40 @@ def test_fuzz_route_table(text: str) -> None:
             pass
 
 
+def route_field(address: str) -> str:
+    """An IPv4 address as /proc/net/route writes it: the number in host byte order, in hex."""
+    return f"{struct.unpack('=I', socket.inet_aton(address))[0]:08X}"
+
+
+ROUTE = st.tuples(st.ip_addresses(v=4).map(str), st.booleans(), st.sampled_from([0x1, 0x2, 0x3, 0x7, 0x43]),
+                  st.integers(0, 2000), st.booleans())
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(ROUTE, max_size=6))
+def test_the_default_gateway_is_the_default_route_with_the_lowest_metric(
+    routes: list[tuple[str, bool, int, int, bool]],
+) -> None:
+    """The known answer, from the table as the kernel writes it: the gateway of the first
+    default route (destination and mask 0) that is up with a gateway, at the lowest metric."""
+    lines = ["Iface\tDestination\tGateway \tFlags\tRefCnt\tUse\tMetric\tMask\t\tMTU\tWindow\tIRTT"]
+    expected: tuple[int, str] | None = None
+    for gateway, default, flags, metric, whole_mask in routes:
+        destination, mask = ("00000000", "00000000") if default else ("0001A8C0", "00FFFFFF" if whole_mask else "00000000")
+        lines.append(f"eth0\t{destination}\t{route_field(gateway)}\t{flags:04X}\t0\t0\t{metric}\t{mask}\t0\t0\t0")
+        usable = default and flags & 0x3 == 0x3 and gateway != "0.0.0.0"
+        if usable and (expected is None or metric < expected[0]):
+            expected = (metric, gateway)
+    with tempfile.NamedTemporaryFile("w", encoding="ascii") as f:
+        f.write("\n".join(lines) + "\n")
+        f.flush()
+        if expected is None:
+            with pytest.raises(PortmapError, match="no default route through a gateway"):
+                default_gateway(f.name)
+        else:
+            assert default_gateway(f.name) == expected[1]
+
+
 # ---- the parsers, against anything
 
 
@@ -702,11 +739,44 @@ def test_fuzz_pcp_and_nat_pmp(data: bytes, changes: list[tuple[int, int]], cut: 
     for at, value in changes:
         damaged[at] = value
     for candidate in (data, bytes(damaged[:60 - cut])):
-        for parse in (lambda d: parse_pcp(d, NONCE, 4000), lambda d: parse_natpmp(d, 0), lambda d: parse_natpmp(d, 2)):
+        try:
+            got = parse_pcp(candidate, NONCE, 4000)
+        except PortmapError:
+            got = None
+        if got is not None:  # encoded again, the answer is the message's own fields
+            host, port, lifetime = got
+            assert candidate[44:60] == pcp_address(host)
+            assert struct.unpack_from(">IH", candidate[4:8] + candidate[42:44]) == (lifetime, port)
+        for opcode, layout in ((0, ">I"), (2, ">HHI")):
             try:
-                parse(candidate)
+                fields = parse_natpmp(candidate, opcode)
             except PortmapError:
-                pass
+                continue
+            if fields is not None:
+                assert struct.pack(layout, *fields) == candidate[8:]
+
+
+def pcp_answer(nonce: bytes, internal: int, external: int, lifetime: int, host: str) -> bytes:
+    """A MAP success response, as the fake router writes one (RFC 6887 7.2 and 11.1)."""
+    return (struct.pack(">BBBBII12x", 2, 0x81, 0, 0, lifetime, 1234)
+            + struct.pack(">12sB3xHH16s", nonce, 6, internal, external, pcp_address(host)))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.binary(min_size=12, max_size=12), st.integers(1, 0xFFFF), st.integers(0, 0xFFFF),
+       st.integers(0, 0xFFFFFFFF), st.ip_addresses().filter(lambda ip: ip.version == 4 or ip.ipv4_mapped is None))
+def test_any_mapping_a_pcp_router_grants_is_read_back(nonce: bytes, internal: int, external: int, lifetime: int,
+                                                       address: ipaddress.IPv4Address | ipaddress.IPv6Address) -> None:
+    answer = pcp_answer(nonce, internal, external, lifetime, str(address))
+    assert parse_pcp(answer, nonce, internal) == (str(address), external, lifetime)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.integers(0, 0xFFFFFFFF), st.integers(0, 0xFFFF), st.integers(0, 0xFFFF), st.integers(0, 0xFFFFFFFF),
+       st.integers(0, 0xFFFFFFFF))
+def test_any_nat_pmp_answer_is_read_back(external: int, internal: int, port: int, lifetime: int, epoch: int) -> None:
+    assert parse_natpmp(struct.pack(">BBHII", 0, 128, 0, epoch, external), 0) == (external,)
+    assert parse_natpmp(struct.pack(">BBHIHHI", 0, 130, 0, epoch, internal, port, lifetime), 2) == (internal, port, lifetime)
 
 
 @settings(max_examples=300, deadline=None)
@@ -716,9 +786,25 @@ def test_fuzz_pcp_and_nat_pmp(data: bytes, changes: list[tuple[int, int]], cut: 
     "location:http://127.0.0.1/x", "", "\n", ":", "ST:", "HTTP/1.0 200"]), max_size=6).map(lambda ls: "\r\n".join(ls).encode()))
 def test_fuzz_ssdp(data: bytes) -> None:
     try:
-        assert parse_ssdp(data, LOOP).startswith("http://127.0.0.1")
+        location = parse_ssdp(data, LOOP)
     except PortmapError:
-        pass
+        return
+    assert location.startswith("http://127.0.0.1") and location.encode() in data
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.sampled_from(["urn:schemas-upnp-org:device:InternetGatewayDevice:1", WANIP1, WANPPP1]),
+       st.integers(1, 0xFFFF), st.text("abcdefghijklmnopqrstuvwxyz0123456789._-/", max_size=30),
+       st.permutations(["ST", "LOCATION", "CACHE-CONTROL", "SERVER"]), st.sampled_from(["", " OK"]),
+       st.booleans())
+def test_any_gateway_location_an_ssdp_answer_gives_is_read_back(
+    target: str, port: int, path: str, order: list[str], reason: str, lower: bool,
+) -> None:
+    location = f"http://127.0.0.1:{port}/{path}"
+    values = {"ST": target, "LOCATION": location, "CACHE-CONTROL": "max-age=120", "SERVER": "Linux UPnP/1.1"}
+    head = [f"{name.lower() if lower else name}: {values[name]}" for name in order]
+    answer = "\r\n".join([f"HTTP/1.1 200{reason}", *head, "", ""]).encode()
+    assert parse_ssdp(answer, LOOP) == location
 
 
 HTTP_PARTS = st.sampled_from([
@@ -735,6 +821,30 @@ def test_fuzz_http(raw: bytes, eof: bool) -> None:
     except PortmapError:
         return
     assert got is None or (100 <= got[0] <= 599 and len(got[1]) <= 1000)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.integers(100, 599), st.binary(max_size=300), st.sampled_from(["length", "chunked", "close"]),
+       st.lists(st.integers(1, 64), max_size=8), st.booleans())
+def test_any_answer_an_http_server_frames_is_read_back(status: int, body: bytes, framing: str, sizes: list[int],
+                                                       lower: bool) -> None:
+    """The round trip: status and body, framed by a length, by chunks of any sizes, or by the
+    end of the connection, come back whole."""
+    headers = {"length": f"Content-Length: {len(body)}\r\n", "chunked": "Transfer-Encoding: chunked\r\n",
+               "close": ""}[framing]
+    payload = body
+    if framing == "chunked":
+        chunks, at = [], 0
+        for size in sizes + [len(body)]:
+            if at < len(body):
+                chunks.append(body[at:at + size])
+                at += size
+        payload = b"".join(b"%x\r\n%s\r\n" % (len(c), c) for c in chunks) + b"0\r\n\r\n"
+    head = f"HTTP/1.1 {status} Whatever\r\nServer: x\r\n{headers}\r\n"
+    raw = (head.lower() if lower else head).replace("http/1.1", "HTTP/1.1").encode() + payload
+    assert parse_http(raw, framing == "close", 1000) == (status, body)
+    if framing != "close":  # what is framed is known to be whole before the end of the connection
+        assert parse_http(raw, True, 1000) == (status, body)
 
 
 def test_http_parser() -> None:
@@ -769,9 +879,47 @@ def test_fuzz_xml(data: bytes, status: int) -> None:
     except PortmapError:
         pass
     try:
-        parse_soap(status, data, "AddPortMapping")
+        args = parse_soap(status, data, "AddPortMapping")
     except PortmapError:
-        pass
+        return
+    assert status == 200 and b"AddPortMappingResponse" in data
+    assert all(name.encode() in data for name in args), args  # each a child of the response, by name
+
+
+XML_TEXT = st.text(st.characters(codec="utf-8", exclude_categories=("Cs", "Cc", "Cn")), max_size=20).map(str.strip)
+XML_NAME = st.from_regex(r"\A[A-Za-z][A-Za-z0-9]{0,15}\Z")
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.dictionaries(XML_NAME, XML_TEXT, max_size=4), st.sampled_from([WANIP1, WANPPP1]),
+       st.sampled_from(["AddPortMapping", "GetExternalIPAddress", "DeletePortMapping"]))
+def test_any_soap_answer_is_read_back(args: dict[str, str], service: str, action: str) -> None:
+    assert parse_soap(200, soap_answer(service, action, args), action) == args
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.integers(0, 9999), XML_TEXT, st.sampled_from([500, 200]))
+def test_any_soap_fault_is_read_back(code: int, text: str, status: int) -> None:
+    with pytest.raises(UpnpFault) as fault:
+        parse_soap(status, soap_fault(code, text), "AddPortMapping")
+    assert fault.value.code == code
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from([WANIP1, WANPPP1, "urn:schemas-upnp-org:service:WANIPConnection:2",
+                                           "urn:schemas-upnp-org:service:Layer3Forwarding:1"]),
+                          st.from_regex(r"\A/?[a-z0-9]{1,8}(/[a-z0-9]{1,8}){0,2}\Z")), max_size=5),
+       st.sampled_from([None, "http://127.0.0.1:7/base/"]))
+def test_the_control_urls_of_any_description_are_read_back(services: list[tuple[str, str]], base: str | None) -> None:
+    """The known answer: the first control URL of each WAN connection service, against the
+    description's base (or its own URL), in the order of preference."""
+    location = "http://127.0.0.1:5/dir/d.xml"
+    first: dict[str, str] = {}
+    for service, url in services:
+        first.setdefault(service, url)
+    preference = ("urn:schemas-upnp-org:service:WANIPConnection:2", WANIP1, WANPPP1)
+    expected = [(s, urljoin(base or location, first[s])) for s in preference if s in first]
+    assert control_urls(description(services, base), location) == expected
 
 
 def test_description_parsing() -> None:

@@ -9,7 +9,7 @@ from basilica_p2p.engine.rng import FESTUM_REMOVAL as REMOVAL_LABEL, SHUFFLE
 from basilica_p2p.match import play_game, record
 from basilica_p2p.bots import RandomBot
 
-from helpers import C, FESTUM, FESTUM_REMOVAL, SEED, Tiles, build, legal_strs, play, ref_below, ref_shuffle, ref_u64
+from support.helpers import C, FESTUM, FESTUM_REMOVAL, SEED, Tiles, build, legal_strs, play, ref_below, ref_shuffle, ref_u64
 
 M = default_manifest()
 
@@ -149,12 +149,12 @@ def test_P9_vault_faces_show_ids_order_faces_never_do() -> None:
     assert isinstance(obs.stack_top, OrderFace)
 
 
-# --- cases found open in review (docs/rules.md P10-P15) -----------------------
+# --- more cases RULES.md leaves open (docs/rules.md P10-P15) --------------------
 
 def test_P10_the_game_ends_at_the_scoring_on_the_last_crown_space() -> None:
     from dataclasses import replace
 
-    from helpers import SCENARIO_MANIFEST
+    from support.helpers import SCENARIO_MANIFEST
 
     m = replace(SCENARIO_MANIFEST, crown_spaces=(1, 2))
     t = Tiles(m)

@@ -1,10 +1,12 @@
-"""Referee rules added after review: forfeits, canonical notation."""
+"""What the referee refuses in a well-signed replay: a forfeit after a game decided on the board or
+before both hellos, an action in non-canonical notation or out of turn, control characters in a
+header name; and a forfeit the winner claims is shown as a claim."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-import replay_builders as rb
+from support import replay_builders as rb
 from basilica_p2p.bots import RandomBot
 from basilica_p2p.engine import Options
 from basilica_p2p.replay.file import read_replay

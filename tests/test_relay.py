@@ -1,5 +1,5 @@
 """The transit relay client (basilica_p2p/net/relay.py) against a real Magic Wormhole transit
-relay (tests/relay_server.py), and against fake relays and fake peers that misbehave."""
+relay (tests/support/relay_server.py), and against fake relays and fake peers that misbehave."""
 
 from __future__ import annotations
 
@@ -12,9 +12,11 @@ from pathlib import Path
 
 import pytest
 import trio
+import trio.testing
 
 from basilica_p2p.net.relay import (
     BadHandshake,
+    QuickAckStream,
     RelayClosed,
     RelayError,
     RelayRefused,
@@ -25,7 +27,8 @@ from basilica_p2p.net.relay import (
     relay_request,
     relay_token,
 )
-from relay_server import TransitRelay, transit_relay
+from support.net_harness import tcp_pair
+from support.relay_server import TransitRelay, transit_relay
 
 pytestmark = pytest.mark.trio
 
@@ -341,8 +344,6 @@ async def test_a_peer_that_hangs_up_mid_handshake(relay: TransitRelay) -> None:
 async def test_a_relayed_stream_that_acknowledges_at_once_passes_bytes_and_ends_unchanged() -> None:
     """QuickAckStream (what a game through the relay runs on) is the stream it wraps, plus an
     immediate acknowledgement of each read."""
-    from basilica_p2p.net.relay import QuickAckStream
-
     listeners = await trio.open_tcp_listeners(0, host="127.0.0.1")
     port = listeners[0].socket.getsockname()[1]
     async with trio.open_nursery() as nursery:
@@ -365,3 +366,32 @@ async def test_a_relayed_stream_that_acknowledges_at_once_passes_bytes_and_ends_
     await theirs.aclose()
     for listener in listeners:
         await listener.aclose()
+
+
+async def quick_ack_pair() -> tuple[QuickAckStream, QuickAckStream]:
+    """Both ends of a loopback TCP connection, each wrapped, so every read sets the flag for real."""
+    a, b = await tcp_pair()
+    return QuickAckStream(a), QuickAckStream(b)
+
+
+async def clogged_quick_ack_pair() -> tuple[QuickAckStream, QuickAckStream]:
+    """As trio's own tests clog a SocketStream: both ways written into until the kernel's buffers
+    are full, so that a send blocks until the other end reads."""
+    pair = await quick_ack_pair()
+    for stream in pair:
+        async with trio.open_nursery() as nursery:
+
+            async def fill(stream: QuickAckStream = stream) -> None:
+                while True:
+                    await stream.send_all(b"x" * 10000)
+
+            nursery.start_soon(fill)
+            await trio.testing.wait_all_tasks_blocked()
+            nursery.cancel_scope.cancel()
+    return pair
+
+
+async def test_a_relayed_stream_that_acknowledges_at_once_is_a_well_behaved_trio_stream() -> None:
+    """trio's own conformance checks for a half-closeable stream: closing, EOF, checkpoints, a
+    second concurrent send or receive refused, and waits that do not block on a clogged stream."""
+    await trio.testing.check_half_closeable_stream(quick_ack_pair, clogged_quick_ack_pair)

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-import replay_builders as rb
+from support import replay_builders as rb
 from basilica_p2p.cli import app
 from basilica_p2p.engine import Game, Options, default_manifest, parse_action
 from basilica_p2p.render import render_board
@@ -422,3 +422,29 @@ def test_replay_show_marks_a_takeback_and_a_win_on_time() -> None:
     (note,) = [i for i, line in enumerate(lines) if "takeback by alice, agreed by both: move 3 taken back" in line]
     assert lines[note - 1].strip().startswith("3. turn  1") and lines[note + 1].strip().startswith("4. turn  1")
     assert lines[-1].startswith("bob (player 2) won on time: alice's clock ran out"), lines[-1]
+
+
+def test_replay_show_names_the_players(tmp_path: Path) -> None:
+    """Moves, scorings, the board and the end name the players, never "player 1/2"."""
+    out = tmp_path / "out"
+    r = cli("--home", str(tmp_path / "home"), "match", "--p1", "greedy", "--p2", "random", "--replay-dir", str(out))
+    assert r.exit_code == 0, r.output
+    (path,) = out.glob("*")
+    r = cli("replay", "show", str(path), "--boards")
+    assert r.exit_code == 0, r.output
+    lines = r.output.splitlines()
+    moves = [line for line in lines if ". turn " in line]
+    assert moves and all(line.split()[3] in ("local-p1", "local-p2") for line in moves), moves[:3]
+    assert "  Scoring 1: local-p1 +" in r.output
+    assert "P1 local-p1 " in r.output and "player 1" not in "\n".join(lines[1:])
+    assert lines[-1].startswith("game over (") and "local-p1 " in lines[-1] and lines[-1].endswith(" local-p2")
+
+
+def test_verify_says_one_move_not_one_moves() -> None:
+    from basilica_p2p.referee import Outcome
+    from basilica_p2p.replay.verify import Verdict
+
+    for moves, said in ((1, "1 move (forfeit)"), (2, "2 moves (forfeit)")):
+        v = Verdict("g.replay", True, names=("alice", "bob"), ruleset="portal2022",
+                    outcome=Outcome((0, 0), 1, "forfeit", moves, "quit", claimed_by=0))
+        assert said in v.line(), v.line()

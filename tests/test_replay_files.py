@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-import replay_builders as rb
+from support import replay_builders as rb
 from basilica_p2p.replay.file import (
     MAGIC,
     Record,

@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-import replay_builders as rb
+from support import replay_builders as rb
 from basilica_p2p.cli import app
 from basilica_p2p.engine import Game, Options, determinize, format_cell, observe
 from basilica_p2p.engine.components import RANK_LETTER, Order, format_colors
@@ -433,7 +433,7 @@ def test_odd_pages_in_the_browser(browser: Any, odd_pages: dict[str, Path]) -> N
 
 
 def test_the_viewer_speaks_to_players_without_rule_codes() -> None:
-    """Issue 13, item 5: decision ids such as (D21) or (D13) were shown in the viewer's text."""
+    """No decision id such as (D21) or (D13) in the viewer's text: those are for developers."""
     from importlib.resources import files
 
     page = files("basilica_p2p.data").joinpath("viewer.html").read_text(encoding="utf-8")

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-import replay_builders as rb
+from support import replay_builders as rb
 from basilica_p2p.replay.file import Header
 from basilica_p2p.replay.verify import referee_for
 from basilica_p2p.wire import Envelope, ProtocolError, encode, open_envelope, seal

@@ -27,8 +27,8 @@ from basilica_p2p.net.session import PeerGone
 from basilica_p2p.replay.verify import known_manifests, verify_file
 from basilica_p2p.wire import seal
 
-import replay_builders as rb
-from net_harness import ALICE, BOB, DEFAULT, FAST, host_and_join
+from support import replay_builders as rb
+from support.net_harness import ALICE, BOB, DEFAULT, FAST, host_and_join
 
 
 def kept_clocked_game(tmp_path: Path) -> tuple[Path, list[Any]]:
@@ -54,7 +54,7 @@ def kept_clocked_game(tmp_path: Path) -> tuple[Path, list[Any]]:
 def test_a_false_claim_on_time_at_resume_is_refused_and_the_game_claimed_by_the_side_it_named(
     tmp_path: Path,
 ) -> None:
-    """Item 5: the peer comes back saying it holds one message more than the host, then signs
+    """The peer comes back saying it holds one message more than the host, then signs
     a claim that the host's clock ran out, while the host's own clock shows time left.  A side
     never records a claim made against it: the host refuses it and claims the game, saying why."""
     path, envs = kept_clocked_game(tmp_path)
@@ -101,7 +101,7 @@ def test_a_false_claim_on_time_at_resume_is_refused_and_the_game_claimed_by_the_
 
 
 def test_a_side_away_longer_than_the_window_claims_nothing_when_it_comes_back_alone(tmp_path: Path) -> None:
-    """Item 1: a side that stopped (say, right after an unwelcome card) and resumes alone after the
+    """A side that stopped (say, right after an unwelcome card) and resumes alone after the
     agreed window has passed finds nobody; the other side, which stayed, had the right to claim
     the game, so this one claims nothing: its replay does not become a win by claim."""
     path, _ = kept_clocked_game(tmp_path)
@@ -124,12 +124,11 @@ def test_a_side_away_longer_than_the_window_claims_nothing_when_it_comes_back_al
 
 
 def test_a_stranger_first_at_resume_learns_nothing_ends_nothing_and_the_game_goes_on(tmp_path: Path) -> None:
-    """Item 7: both sides stopped and run 'basilica resume'; before the joiner dials, a stranger
+    """Both sides stopped and run 'basilica resume'; before the joiner dials, a stranger
     connects to the host's port and sends four bytes, then another connects and says nothing.
     The host tells neither anything (not even the game id), drops them, and the joiner, when it
     comes, proves itself and the game goes on to its end on both sides."""
-    from net_harness import Fault
-    from test_net_session import config, with_resume
+    from support.net_harness import Fault, config, with_resume
 
     s = replace(DEFAULT)
     h, j = with_resume(config(ALICE, s, tmp_path / "h"), "host"), with_resume(config(BOB, s, tmp_path / "j", seed=5), "join")

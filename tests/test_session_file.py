@@ -10,8 +10,7 @@ import pytest
 import trio
 
 from basilica_p2p.net.session import sidecar_path, write_private_json
-from net_harness import ALICE, BOB, host_and_join, settings
-from test_net_session import config, reports, with_resume
+from support.net_harness import ALICE, BOB, config, host_and_join, reports, settings, with_resume
 
 pytestmark = pytest.mark.trio
 
@@ -88,7 +87,7 @@ async def test_a_finished_resume_deletes_both_sidecars(tmp_path: Path) -> None:
     from basilica_p2p.bots import RandomBot
     from basilica_p2p.net.resume import Rendezvous, resume
     from basilica_p2p.replay.verify import known_manifests
-    from net_harness import Fault
+    from support.net_harness import Fault
 
     s = settings()
     h, j = with_resume(config(ALICE, s, tmp_path / "h"), "host"), with_resume(config(BOB, s, tmp_path / "j", seed=5), "join")
@@ -117,7 +116,7 @@ async def test_resume_delivers_a_last_result_the_peer_never_recorded(tmp_path: P
     # Player 2 signs the last result; player 1 crashed before recording it.  Player 2's game is
     # finished, but its kept session file lets `resume` meet once more and hand it over; then
     # both replays verify and both session files are gone.
-    import replay_builders as rb
+    from support import replay_builders as rb
     from basilica_p2p.bots import RandomBot
     from basilica_p2p.net.resume import Rendezvous, resume
     from basilica_p2p.replay.verify import known_manifests, verify_file

@@ -10,7 +10,7 @@ import pytest
 
 from basilica_p2p.engine import default_manifest
 from basilica_p2p.replay.file import read_replay
-from stack_predictor import predicted_draws, seen_draws
+from support.stack_predictor import predicted_draws, seen_draws
 
 ALL = sorted((Path(__file__).parent.parent / "replays").glob("*.replay"))
 SAMPLES = [p for p in ALL if read_replay(p).header.shuffle == "commit-reveal-v1"]

@@ -9,6 +9,7 @@ so a timeout costs nothing and an answer already in flight still arrives first.
 from __future__ import annotations
 
 import ipaddress
+import re
 import socket
 import struct
 from collections.abc import Callable
@@ -187,18 +188,38 @@ def test_an_error_response_is_told_in_one_line_whatever_its_reason_holds() -> No
     assert str(e.value) == "STUN server answered error 420 Unknownattr[31m"
 
 
+def written_in(data: bytes, answer: tuple[str, int], txid: bytes) -> bool:
+    """Whether ``answer``, encoded again as XOR-MAPPED-ADDRESS or MAPPED-ADDRESS, is an attribute
+    of ``data`` (its reserved first byte aside): what the parser read is what the message says."""
+    host, port = answer
+    for kind, xor in ((0x0020, txid), (0x0001, None)):
+        value = address_value(host, port, xor)
+        head = struct.pack(">HH", kind, len(value))
+        if re.search(re.escape(head) + b"." + re.escape(value[1:]), data, re.DOTALL):
+            return True
+    return False
+
+
 @settings(max_examples=400, deadline=None)
 @given(st.binary(max_size=120))
 def test_fuzz_any_bytes(data: bytes) -> None:
     for candidate in (data, MAGIC.join([data[:4], TXID + data[4:]])):
         try:
-            parse_response(candidate, TXID)
+            answer = parse_response(candidate, TXID)
         except StunError:
-            pass
+            continue
+        assert written_in(candidate, answer, TXID), (candidate.hex(), answer)
+
+
+KNOWN_ANSWERS = {
+    RFC5769_V4: ("192.0.2.1", 32853),
+    RFC5769_V6: ("2001:db8:1234:5678:11:2233:4455:6677", 32853),
+    success(TXID, "11.0.0.1", 7, xor=False): ("11.0.0.1", 7),
+}
 
 
 @settings(max_examples=400, deadline=None)
-@given(st.sampled_from([RFC5769_V4, RFC5769_V6, success(TXID, "11.0.0.1", 7, xor=False)]),
+@given(st.sampled_from(sorted(KNOWN_ANSWERS)),
        st.lists(st.tuples(st.integers(0, 200), st.integers(0, 255)), max_size=4), st.integers(0, 200))
 def test_fuzz_damaged_responses(valid: bytes, changes: list[tuple[int, int]], cut: int) -> None:
     data = bytearray(valid)
@@ -206,19 +227,41 @@ def test_fuzz_damaged_responses(valid: bytes, changes: list[tuple[int, int]], cu
         data[at % len(data)] = value
     data = data[:len(data) - cut % 8]
     try:
-        assert parse_response(bytes(data), TXID)[1] > 0
+        answer = parse_response(bytes(data), TXID)
     except StunError:
-        pass
+        return
+    assert answer[1] > 0 and written_in(bytes(data), answer, TXID), (bytes(data).hex(), answer)
+    if data == valid:  # every change wrote the byte already there, nothing was cut
+        assert answer == KNOWN_ANSWERS[valid]
 
 
 @settings(max_examples=400, deadline=None)
 @given(st.lists(st.tuples(st.sampled_from([0x0001, 0x0020, 0x0009, 0x8022, 0x8028, 0x0008, 0xFFFF]),
                           st.binary(max_size=24)), max_size=5), st.sampled_from([0x0101, 0x0111]))
 def test_fuzz_well_framed_attributes(attrs: list[tuple[int, bytes]], kind: int) -> None:
+    data = message(kind, TXID, b"".join(attribute(k, v) for k, v in attrs))
     try:
-        parse_response(message(kind, TXID, b"".join(attribute(k, v) for k, v in attrs)), TXID)
+        answer = parse_response(data, TXID)
     except StunError:
-        pass
+        return
+    assert kind == 0x0101 and written_in(data, answer, TXID), (data.hex(), answer)
+
+
+OPTIONAL = st.integers(0x8000, 0xFFFF).filter(lambda k: k not in (0x8028, 0x8022))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.ip_addresses(), st.integers(1, 0xFFFF), st.binary(min_size=12, max_size=12), st.booleans(),
+       st.lists(st.tuples(OPTIONAL, st.binary(max_size=24)), max_size=3))
+def test_any_mapped_address_a_server_encodes_is_read_back(
+    ip: ipaddress.IPv4Address | ipaddress.IPv6Address, port: int, txid: bytes, xor: bool,
+    noise: list[tuple[int, bytes]],
+) -> None:
+    """The round trip: an address encoded as RFC 5389 says (XORed or not, among optional
+    attributes a client must skip) is read back as that very address and port."""
+    body = b"".join(attribute(k, v) for k, v in noise)
+    body += attribute(0x0020 if xor else 0x0001, address_value(str(ip), port, txid if xor else None))
+    assert parse_response(message(0x0101, txid, body), txid) == (str(ip), port)
 
 
 # ---- over UDP

@@ -8,9 +8,10 @@ import re
 import subprocess
 from pathlib import Path
 
-import natlab
 import pytest
-from system_needs import SETUP_COMMAND, missing_message, require_command, require_paths, wormhole_venv
+
+from support import natlab
+from support.system_needs import SETUP_COMMAND, missing_message, require_command, require_paths, wormhole_venv
 
 ROOT = Path(__file__).resolve().parent.parent
 SCRIPT = ROOT / "scripts" / "test"

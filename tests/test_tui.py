@@ -18,12 +18,12 @@ from basilica_p2p.identity import Identity
 from basilica_p2p.replay.verify import verify_file
 from basilica_p2p.agent import AgentBase, Decision, Traits
 from basilica_p2p.seat import Ask, GameStarted, MoveApplied, SeatEvent
-from seat_events import ask_for
+from support.seat_events import ask_for
 from basilica_p2p.tui import TerminalPlayer, play_local
 from basilica_p2p.describe import describe_action
 from basilica_p2p.tui.help import RULES, rules_text
 from basilica_p2p.tui.screen import board_lines
-from replay_builders import key
+from support.replay_builders import key
 
 MANIFEST = default_manifest()
 ME = Identity("ada", key(11))
@@ -125,7 +125,7 @@ def test_a_whole_game_at_the_prompt_writes_a_verifiable_replay(tmp_path: Path) -
     assert result.forfeit is None and result.game.over
     assert verify_file(result.replay).ok
     assert "You are ada against greedy (seat 1); who moves first is drawn at random." in text
-    # Issue 13, item 6: who moves first is said, whatever the seat.
+    # Who moves first is said, whatever the seat.
     assert ("You move first." in text) != ("greedy moves first." in text), text
     assert "every legal action, numbered" in text  # help
     assert "STAINED GLASS" in text  # rules glass
@@ -165,12 +165,46 @@ def test_end_of_input_is_leaving_the_game(tmp_path: Path) -> None:
     assert verify_file(result.replay).ok
 
 
+class _CtrlD:
+    """A terminal where the person presses Ctrl-D (an empty read) at the given answers."""
+
+    def __init__(self, answers: list[str | None]) -> None:
+        self.answers = list(answers)
+
+    def isatty(self) -> bool:
+        return True
+
+    def readline(self) -> str:
+        if not self.answers:
+            return ""
+        answer = self.answers.pop(0)
+        return "" if answer is None else answer + "\n"
+
+
+def test_end_of_input_at_a_terminal_asks_before_forfeiting(tmp_path: Path) -> None:
+    g = played(0)
+    me = g.to_move
+    assert me is not None
+    person, out = _person([])
+    person.inp = _CtrlD([None, "n", "1"])  # type: ignore[assignment]
+    person.seat = me
+    assert person.choose(ask_for(g, me)) == g.legal_actions()[0]  # not gone: it asked
+    assert "leave the game?" in out.getvalue() and "Go on, then." in out.getvalue()
+    # Yes, or a second Ctrl-D, leaves: a forfeit recorded in the replay.
+    for answers in ([None, "y"], [None, None]):
+        person, out = _person([])
+        person.inp = _CtrlD(answers)  # type: ignore[assignment]
+        result = play_local(person, RandomBot(3), (ME, BOT), 0, MANIFEST, Options(), tmp_path)
+        assert result.forfeit is not None and "input closed" in result.forfeit.reason
+        assert "leave the game?" in out.getvalue() and verify_file(result.replay).ok
+
+
 # --- a person over the network ----------------------------------------------------------------
 
 
 def _net_person(tmp: Path, answers: list[str], shuffle: str = "commit-reveal-v1"):  # type: ignore[no-untyped-def]
     from basilica_p2p.net.peer import PeerConfig
-    from net_harness import FAST
+    from support.net_harness import FAST
 
     person, out = _person(answers)
     cfg = PeerConfig(ME, _settings(shuffle), lambda k: person, tmp / "me", None, FAST, 1)
@@ -178,14 +212,14 @@ def _net_person(tmp: Path, answers: list[str], shuffle: str = "commit-reveal-v1"
 
 
 def _settings(shuffle: str = "commit-reveal-v1"):  # type: ignore[no-untyped-def]
-    from net_harness import settings
+    from support.net_harness import settings
 
     return settings(shuffle=shuffle)
 
 
 def _bot_config(tmp: Path, shuffle: str = "commit-reveal-v1"):  # type: ignore[no-untyped-def]
     from basilica_p2p.net.peer import PeerConfig
-    from net_harness import FAST
+    from support.net_harness import FAST
 
     return PeerConfig(BOT, _settings(shuffle), lambda k: GreedyBot(MANIFEST, k), tmp / "bot", None, FAST, 1)
 
@@ -195,7 +229,7 @@ def _bot_config(tmp: Path, shuffle: str = "commit-reveal-v1"):  # type: ignore[n
 async def test_a_person_plays_a_whole_network_game_and_sees_every_move(tmp_path: Path, shuffle: str) -> None:
     # With the hidden deal (the default over the network) the person's screen is built from
     # a game that knows tiles only as the rules turn them up (issue 10).
-    from net_harness import host_and_join
+    from support.net_harness import host_and_join
 
     cfg, out = _net_person(tmp_path, ["1"] * 400, shuffle)
     pair = await host_and_join(_bot_config(tmp_path, shuffle), cfg, direct=True, limit=120)
@@ -210,7 +244,7 @@ async def test_a_person_plays_a_whole_network_game_and_sees_every_move(tmp_path:
 
 @pytest.mark.trio
 async def test_a_person_who_quits_over_the_network_forfeits_in_both_replays(tmp_path: Path) -> None:
-    from net_harness import host_and_join
+    from support.net_harness import host_and_join
 
     cfg, _ = _net_person(tmp_path, ["1", "1", "quit", "y"])
     told: list[str] = []
@@ -231,7 +265,7 @@ async def test_a_person_who_quits_over_the_network_forfeits_in_both_replays(tmp_
 async def test_each_move_is_told_with_its_mover_also_when_dealt_face_down(tmp_path: Path) -> None:
     """In a hidden deal a move is applied when the other side's share arrives; the mover told
     to the screen must still be who moved (the line client said "You placed" for a bot's move)."""
-    from net_harness import host_and_join
+    from support.net_harness import host_and_join
 
     told: dict[str, list[tuple[int, int | None]]] = {"host": [], "join": []}
 
@@ -324,12 +358,12 @@ def test_a_refused_action_says_which_rule_it_breaks_and_a_stray_word_is_not_take
     refusal = next(line for line in text.splitlines() if line.startswith("V* is not legal now"))
     assert refusal.startswith("V* is not legal now: ") and len(refusal) > len("V* is not legal now: ") + 10
     assert "unknown command 'clear'" in text and "not a cell" not in text
-    # Issue 13, item 5: in words, without the rule's code (§5, D8...), which is for developers.
+    # In words, without the rule's code (§5, D8...), which is for developers.
     assert "illegal action (" not in refusal and "§" not in refusal and not re.search(r"\(D\d+\)", refusal), refusal
 
 
 def test_rules_turn_explains_the_turn_the_market_and_the_goal() -> None:
-    """Issue 13, item 5: 'rules turn' (also 'rules goal', 'rules market') exists."""
+    """'rules turn' (also 'rules goal', 'rules market') exists."""
     from basilica_p2p.tui.help import COMMANDS, rules_text
 
     text = rules_text("turn")
@@ -380,7 +414,7 @@ async def test_a_person_deciding_learns_at_once_that_the_other_side_has_gone(tmp
                     await p.receive()
         # The person is at the prompt: leave without a word.
 
-    from net_harness import FAST, run_against
+    from support.net_harness import FAST, run_against
 
     try:
         run = await run_against(script, tmp_path, agent=person, timeouts=FAST, keepalive=True, tcp=True)

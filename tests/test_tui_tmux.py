@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from system_needs import require_command
+from support.system_needs import require_command
 
 # The terminal tests run one after another on one worker: each is a game in real time.
 pytestmark = pytest.mark.xdist_group("terminal")

@@ -20,7 +20,7 @@ from basilica_p2p.engine import actions as A
 from basilica_p2p.engine.cells import format_cell
 from basilica_p2p.tui import TerminalPlayer
 from basilica_p2p.typed import read, tidy
-from seat_events import ask_for
+from support.seat_events import ask_for
 
 MANIFEST = default_manifest()
 NAMES = ("ada", "bob")

@@ -26,7 +26,7 @@ from basilica_p2p.net.invite_vectors import FILE as INVITE_FILE
 from basilica_p2p.wire.playthroughs import FILES as PLAYTHROUGH_FILES
 from basilica_p2p.wire.vectors import FILES, build_vectors, main
 
-from helpers import ref_below, ref_shuffle, ref_u64
+from support.helpers import ref_below, ref_shuffle, ref_u64
 
 VECTORS = Path(__file__).resolve().parent.parent / "protocol" / "vectors"
 REGENERATE = "regenerate with: python -m basilica_p2p.wire.vectors --write protocol/vectors"

@@ -20,7 +20,7 @@ from basilica_p2p.net.watch import WatchError, WatchHub, Watched, watch
 from basilica_p2p.replay.file import Header, read_replay
 from basilica_p2p.seat import SeatEvent, Watching
 
-from net_harness import ALICE, BOB, DEFAULT, FAST, host_and_join, ident
+from support.net_harness import ALICE, BOB, DEFAULT, FAST, host_and_join, ident
 
 CAROL = ident(7, "carol")
 DAVE = ident(8, "dave")

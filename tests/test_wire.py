@@ -16,7 +16,7 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-import replay_builders as rb
+from support import replay_builders as rb
 from basilica_p2p.wire import (
     MAX_MESSAGE,
     SCHEMAS,

@@ -1,5 +1,5 @@
 """The wormhole mailbox client (basilica_p2p/net/wormhole) against the real mailbox server,
-the real magic-wormhole client, and a fake server that misbehaves (tests/wormhole_servers.py).
+the real magic-wormhole client, and a fake server that misbehaves (tests/support/wormhole_servers.py).
 
 The real server and client live in a venv of their own that `bash scripts/test --setup-only`
 creates; without it the tests that need them fail, naming that command. Every wait is bounded (`trio.fail_after`),
@@ -40,7 +40,7 @@ from basilica_p2p.net.wormhole import (
 from basilica_p2p.net.wormhole._wordlist import EVEN, ODD
 from basilica_p2p.net.wormhole import mailbox as mailbox_module
 from basilica_p2p.net.wormhole._server import Server
-from tests.wormhole_servers import (
+from support.wormhole_servers import (
     REAL_PEER,
     TWIST,
     VENV_PYTHON,
@@ -229,7 +229,7 @@ async def test_a_payload_too_big_is_refused(mailbox: str) -> None:
 
 @asynccontextmanager
 async def real_peer(mailbox: str, send: str, code: str = "") -> AsyncIterator[Callable[[], Awaitable[str]]]:
-    """The real client (tests/wormhole_servers.py's REAL_PEER) sending ``send`` on ``code``, or
+    """The real client (tests/support/wormhole_servers.py's REAL_PEER) sending ``send`` on ``code``, or
     on a code it allocates; yields a function reading its next line (the code, then a report)."""
     require_venv(VENV_PYTHON)
     command = [str(VENV_PYTHON), "-c", REAL_PEER, mailbox, APPID, send, code]

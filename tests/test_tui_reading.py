@@ -1,4 +1,6 @@
-"""The frictions of a first game at the terminal prompt (issue 13, items 1, 2, 3 and 9)."""
+"""What a person reads at the terminal prompt, and how: the market slot by slot (O k beside V k,
+and what a taken vault turned over), every scoring listed and read again, long texts paged at a
+terminal, and only whole sentences on a crowded screen."""
 
 from __future__ import annotations
 
@@ -13,7 +15,7 @@ from basilica_p2p.engine.components import Order
 from basilica_p2p.engine.observation import OrderFace
 from basilica_p2p.tui import TerminalPlayer
 from basilica_p2p.tui.screen import board_lines
-from seat_events import Told, ask_for
+from support.seat_events import Told, ask_for
 from test_tui import played, text_of
 
 MANIFEST = default_manifest()
@@ -31,7 +33,7 @@ def _plain(text: str) -> str:
     return re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", text)
 
 
-# --- item 1: O k and V k go together ------------------------------------------------------------
+# --- the market: O k and V k go together ---------------------------------------------------------
 
 
 def test_the_market_shows_each_order_beside_the_vault_that_takes_it() -> None:
@@ -80,7 +82,7 @@ def test_after_taking_v_k_the_screen_says_which_order_now_sits_at_o_k() -> None:
     assert "is not legal now" in refusal and "O2 is now" in refusal, refusal
 
 
-# --- item 2: every scoring can be read again; the final one is shown last --------------------
+# --- every scoring can be read again; the final one is shown last ----------------------------
 
 
 class _Terminal(io.StringIO):
@@ -150,7 +152,7 @@ def test_the_final_breakdown_is_shown_last_and_whole_without_a_score_hint(tmp_pa
     assert "type 'score'" not in final and "type 'score'" not in person.log[-len(last.areas) - 3]
 
 
-# --- item 3: whole sentences on screen, a paged log ------------------------------------------
+# --- whole sentences on screen, a paged log --------------------------------------------------
 
 
 def test_moves_told_again_on_a_crowded_screen_are_whole_or_left_out() -> None:
@@ -195,46 +197,3 @@ def test_log_shows_the_last_screenful_and_pages_the_rest() -> None:
     assert from_three.startswith("-- turn 3") and "-- turn 2" not in from_three
     assert "log takes 'all' or a turn number" in text
 
-
-# --- item 9: Ctrl-D at a terminal asks first ------------------------------------------------
-
-
-class _CtrlD:
-    """A terminal where the person presses Ctrl-D (an empty read) at the given answers."""
-
-    def __init__(self, answers: list[str | None]) -> None:
-        self.answers = list(answers)
-
-    def isatty(self) -> bool:
-        return True
-
-    def readline(self) -> str:
-        if not self.answers:
-            return ""
-        answer = self.answers.pop(0)
-        return "" if answer is None else answer + "\n"
-
-
-def test_end_of_input_at_a_terminal_asks_before_forfeiting(tmp_path) -> None:  # type: ignore[no-untyped-def]
-    from basilica_p2p.bots import RandomBot
-    from basilica_p2p.identity import Identity
-    from basilica_p2p.replay.verify import verify_file
-    from basilica_p2p.tui import play_local
-    from replay_builders import key
-
-    g = played(0)
-    me = g.to_move
-    assert me is not None
-    person, out = _person([])
-    person.inp = _CtrlD([None, "n", "1"])  # type: ignore[assignment]
-    person.seat = me
-    assert person.choose(ask_for(g, me)) == g.legal_actions()[0]  # not gone: it asked
-    assert "leave the game?" in out.getvalue() and "Go on, then." in out.getvalue()
-    # Yes, or a second Ctrl-D, leaves: a forfeit recorded in the replay.
-    for answers in ([None, "y"], [None, None]):
-        person, out = _person([])
-        person.inp = _CtrlD(answers)  # type: ignore[assignment]
-        result = play_local(person, RandomBot(3), (Identity("ada", key(11)), Identity("greedy", key(12))), 0,
-                            MANIFEST, Options(), tmp_path)
-        assert result.forfeit is not None and "input closed" in result.forfeit.reason
-        assert "leave the game?" in out.getvalue() and verify_file(result.replay).ok

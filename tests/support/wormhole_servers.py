@@ -26,7 +26,7 @@ from pathlib import Path
 
 import pytest
 import trio
-from system_needs import SETUP_COMMAND, require_paths, wormhole_venv
+from support.system_needs import SETUP_COMMAND, require_paths, wormhole_venv
 from wsproto import ConnectionType, WSConnection
 from wsproto.events import AcceptConnection, CloseConnection, Request, TextMessage
 

@@ -19,8 +19,8 @@ from pathlib import Path
 
 import pytest
 
-from system_needs import SETUP_COMMAND
-from wormhole_servers import TWIST, require_venv, stop
+from support.system_needs import SETUP_COMMAND
+from support.wormhole_servers import TWIST, require_venv, stop
 
 HOST = "127.0.0.1"
 # Twisted's own line for a listening port, which names the port the kernel picked for tcp:0.

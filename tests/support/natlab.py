@@ -434,7 +434,7 @@ class Lab:
         if os.geteuid() != 0:
             raise LabError("the NAT lab needs root (network namespaces and iptables)")
         if missing := missing_tools():
-            from system_needs import missing_message  # the test process only: probes run bare
+            from support.system_needs import missing_message  # the test process only: probes run bare
             raise LabError(missing_message("the NAT lab needs its Debian packages", missing))
         clean_stale()
         taken = set(namespaces())

@@ -41,10 +41,12 @@ import trio.testing
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from basilica_p2p.agent import AgentBase, Traits
-from basilica_p2p.bots import RandomBot
+from basilica_p2p.bots import GreedyBot, RandomBot
 from basilica_p2p.engine import Game, Options, Ruleset, default_manifest, format_action, observe, parse_action
 from basilica_p2p.identity import Identity
 from basilica_p2p.net.framing import CONTROL, ENVELOPE, MAX_FRAME, FramedStream, Frame, PeerClosed
+from basilica_p2p.net.peer import PeerConfig
+from basilica_p2p.net.peers import KnownPeers
 from basilica_p2p.net.rejoin import prove
 from basilica_p2p.net.session import (
     Connection,
@@ -490,15 +492,18 @@ class ScriptedPeer:
         await self.send_env(env)
         return env
 
-    async def play(self, stop: Callable[[ScriptedPeer, str], bool] | None = None) -> str | None:
+    async def play(self, stop: Callable[[ScriptedPeer, str], bool] | None = None, think: float = 0.0) -> str | None:
         """Play honestly; return the step at which ``stop`` said so (our turn, nothing
-        sent yet), or None once the game is over."""
+        sent yet), or None once the game is over.  ``think``: seconds (of the test's clock)
+        before each message of ours, so that the honest side's keepalives run meanwhile."""
         assert self.ref is not None
         while not self.ref.finished:
             step, who = self.ref.waiting_for()
             if who == self.seat:
                 if stop is not None and stop(self, step):
                     return step
+                if think:
+                    await trio.sleep(think)
                 await self.send_honest(step)
             else:
                 await self.receive()
@@ -936,6 +941,30 @@ class PairResult:
     host: list[GameReport] | BaseException
     join: list[GameReport] | BaseException
     elapsed: float = 0.0
+
+
+def config(me: Identity, s: Settings, replay_dir: Path, *, home: Path | None = None, games: int = 1,
+           greedy: bool = False, seed: int = 0) -> PeerConfig:
+    """A side of :func:`host_and_join`: seeded random (or greedy) bots, short deadlines, known
+    peers kept under ``home`` if given, ``games`` played if it hosts."""
+    def agent_for(k: int):  # type: ignore[no-untyped-def]
+        if greedy:
+            return GreedyBot(s.manifest, seed + k)
+        return RandomBot(seed + k)
+
+    return PeerConfig(me, s, agent_for, replay_dir, KnownPeers(home) if home is not None else None, FAST, games)
+
+
+def with_resume(cfg: PeerConfig, role: str) -> PeerConfig:
+    """As the CLI does: a sidecar next to each replay, so that the game could be resumed."""
+    cfg.resume_info = {"role": role, "identity": "user", "address": "127.0.0.1", "port": 0}
+    return cfg
+
+
+def reports(result: list[GameReport] | BaseException) -> list[GameReport]:
+    """A side's reports, or a failure that names what it got instead."""
+    assert isinstance(result, list), f"expected the reports, got {result!r}"
+    return result
 
 
 async def host_and_join(host_config: Any, join_config: Any, *, fault: Fault | None = None,
