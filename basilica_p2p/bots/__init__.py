@@ -1,11 +1,12 @@
 """Built-in bots.  Each sees only its observation and the legal actions."""
 
-from .base import BOT_NAMES, Bot, BotSpecError, bot_rng_seed, make_bot
-from ..agent import BotFailed, checked_choose, close_bot
+from ..agent import Bot, BotFailed, checked_choose, close_bot
+from .base import BotSpecError, bot_rng_seed
 from .external import ExternalBot
 from .greedy import GreedyBot, evaluate
 from .mcts import MctsBot
 from .random_bot import RandomBot
+from .registry import BOT_NAMES, make_bot
 
 __all__ = [
     "BOT_NAMES", "Bot", "BotFailed", "BotSpecError", "ExternalBot", "GreedyBot", "MctsBot", "RandomBot", "bot_rng_seed",
