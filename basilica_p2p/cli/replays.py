@@ -278,7 +278,8 @@ def replay_analyse(
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
     from ..replay.analysis import BLUNDER, INACCURACY, AnalysisError, Budget, analyse
-    from ..tournament import ClusterError, executor_for, gather
+    from ..cluster import ClusterError, executor_for
+    from ..executor import gather
 
     if time is not None and playouts is not None:
         raise fail("give --time or --playouts, not both")

@@ -16,7 +16,7 @@ The results are saved beside the replay (``GAME.analysis.json``) with the
 replay's hash and the search budget, and reused when asked again with the same
 budget (a decision analysed once is not searched again; another ``--seat``
 adds the missing ones).  Decisions are independent jobs, so they run on any
-:class:`~basilica_p2p.tournament.Executor`: ``--jobs`` processes or ``--ray``.
+:class:`~basilica_p2p.executor.Executor`: ``--jobs`` processes or ``--ray``.
 """
 
 from __future__ import annotations
