@@ -39,8 +39,9 @@ from ..engine.observation import OrderFace
 from ..narration import Line, LineKind, Narrator, names_shown
 from ..seat import Ask, ClocksChanged, GameOver, GameStarted, MoveApplied, Scored, SeatEvent, TakenBack
 from ..typed import read
-from .help import COMMANDS, NOTATION, rules_text
-from .screen import WIDTH_COLS, board_lines, decision_line
+from ..drawing import WIDTH_COLS, board_lines, decision_line
+from ..rules_help import NOTATION, rules_text
+from .help import COMMANDS
 
 SCREEN_LINES = 24
 RECENT = 4  # moves told again on the screen of our next decision
