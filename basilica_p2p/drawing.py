@@ -17,11 +17,8 @@ from collections.abc import Sequence
 
 from rich.text import Text
 
-from .engine import Observation, describe_pending
-from .engine.game import CONFUSE_MOVE, CONFUSE_PAY, JESTER_COLORS, PAID
-from .engine.cells import COLUMNS, WIDTH
-from .engine.components import COLOR_LETTER, RANK_LETTER, colors_of
-from .engine.observation import OrderFace, VaultFace
+from .engine import (COLOR_LETTER, COLUMNS, CONFUSE_MOVE, CONFUSE_PAY, JESTER_COLORS, PAID, RANK_LETTER, WIDTH,
+                     Observation, OrderFace, VaultFace, colors_of, describe_pending)
 
 WIDTH_COLS = 80
 CELL = 9  # characters per cathedral cell

@@ -23,8 +23,7 @@ from textual.widget import Widget
 from textual.widgets import Input, RichLog, Static
 
 from ..clock import ClockView, format_seconds
-from ..engine import Observation
-from ..engine.cells import COLUMNS, WIDTH, format_cell
+from ..engine import COLUMNS, WIDTH, Observation, format_cell
 from ..drawing import CELL, PLAYER_STYLE, SHORT_ORDER, colors_text, track_text
 from ..drawing import cell_text as _cell, order_face_text as _order_face, vault_face_text as _vault_face
 from .model import Scoring

@@ -37,10 +37,8 @@ except ImportError:  # pragma: no cover - exercised in a venv without the extra
         "basilica_p2p.env.spiel needs OpenSpiel from the [rl] extra: pip install 'basilica-p2p[rl]'"
     ) from None
 
-from ..engine import REVEAL, Game, Observation, TileSpec, default_manifest, format_action, observe
-from ..engine.components import format_colors
-from ..engine.hidden import Level, Reveal
-from ..engine.manifest import FaceClass
+from ..engine import (REVEAL, FaceClass, Game, Level, Observation, Reveal, TileSpec, default_manifest, format_action,
+                      format_colors, observe)
 from ._core import Setting
 from ..encoding import ActionTable, ObservationEncoder, jester_cells
 

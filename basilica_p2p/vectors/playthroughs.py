@@ -27,11 +27,9 @@ from typing import Any
 
 import msgpack
 
-from ..engine import Action, Event, Game, Options, Order, default_manifest, format_action
+from ..engine import CONFUSE_PAY, JESTER, Action, Event, Game, Manifest, Options, Order, default_manifest, format_action
 from ..engine import actions as A
-from ..engine.components import JESTER
-from ..engine.game import CONFUSE_PAY
-from ..engine.manifest import Manifest, manifest_from_json
+from ..engine.manifest import manifest_from_json
 from ..engine.rng import SeedStream
 from ._files import emit, parser
 from ._inputs import seed as commit_reveal_seed
