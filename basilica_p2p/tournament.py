@@ -39,7 +39,7 @@ from .bots import bot_rng_seed, make_bot
 from .engine import Game, Options, default_manifest
 from .executor import Executor, LocalPool, gather
 from .match import COMMIT_REVEAL, FORFEIT, finish_bots, game_seed, outcome, play_engine_game, play_face_down
-from .replay.local import Forfeit
+from .replay import Forfeit
 from .safefile import write_atomically
 
 ELO_SCALE = 400.0

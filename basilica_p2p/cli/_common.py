@@ -43,7 +43,7 @@ def say_where(what: str, path: Path) -> None:
 
 def load_manifests(paths: list[Path]) -> dict[str, Manifest]:
     """The default manifest and every one given with --manifest, by hash."""
-    from ..replay.verify import known_manifests
+    from ..replay import known_manifests
 
     return known_manifests([load_manifest_option(p) for p in paths])
 
@@ -175,7 +175,7 @@ def report_line(number: int, r, me_name: str) -> str:  # type: ignore[no-untyped
     names = [me_name, r.peer] if r.seat == 0 else [r.peer, me_name]
     sides = [f"{n} (player {k + 1}{', you' if k == r.seat else ''})" for k, n in enumerate(names)]
     if o.end == "forfeit":
-        from ..net.session import printable
+        from ..seat import printable
 
         loser = me_name if o.winner != r.seat else r.peer
         why = f" ({printable(loser, 64)}: {printable(o.reason, 200)})" if o.reason else ""

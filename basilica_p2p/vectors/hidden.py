@@ -38,9 +38,7 @@ from ..engine import Manifest, Options, default_manifest, parse_manifest
 from ..engine.manifest import SCHEMA
 from ..referee import HIDDEN_DEAL
 from ..replay.file import MAGIC, frame, parse
-from ..replay.local import play_recorded
-from ..replay.verify import Verdict, known_manifests, verify_file
-from ..replay.walk import seat_for
+from ..replay import Verdict, known_manifests, play_recorded, seat_for, verify_file
 from ..seat import Refused, Seat
 from ..wire import PROTOCOL_VERSION, Envelope, encode, open_envelope
 from ..wire.envelope import TAG

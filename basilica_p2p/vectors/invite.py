@@ -20,7 +20,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 
 from ..net import invite as iv
-from ..net.invite import Candidate, Invite
+from ..net import Candidate, Invite
 from ..wire import encode
 from ._files import emit, parser
 from ._inputs import KEY_SEEDS

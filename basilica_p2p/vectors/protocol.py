@@ -2,9 +2,10 @@
 
 Everything here comes from fixed inputs: two Ed25519 keys from fixed 32-byte
 seeds, a fixed game id and fixed nonces (_inputs.py, shared with the other
-families), the default manifest, fixed Jester salts and two seeded random bots.  Ed25519 signatures are deterministic, so
-the same code always writes the same bytes; tests/test_vectors.py checks the
-committed files against a fresh build.  Regenerate with::
+families), the default manifest, fixed Jester salts and two seeded random
+bots.  Ed25519 signatures are deterministic, so the same code always writes
+the same bytes; tests/test_vectors.py checks the committed files against a
+fresh build.  Regenerate with::
 
     python -m basilica_p2p.vectors.protocol --write protocol/vectors
 
@@ -28,7 +29,7 @@ from ..engine import Game, Options, default_manifest, format_action, observe, pa
 from ..engine.rng import FESTUM_REMOVAL, FIRST_PLAYER, SHUFFLE, SeedStream, first_player, reshuffle_label, shuffled
 from ..referee import GameSpec
 from ..replay.file import Header, ReplayWriter, parse, read_replay
-from ..replay.local import play_recorded
+from ..replay import play_recorded
 from ..seat import Refused, Seat
 from ..wire import PROTOCOL_VERSION, commitment, jester_commitment, open_envelope, seal
 from ..wire.envelope import TAG
