@@ -48,8 +48,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, TypeVar
 
-from .bots import BotSpecError, make_bot
-from .bots.external import parse_command
+from .bots import BotSpecError, make_bot, parse_command
 from .executor import Executor, LocalPool, stop_processes
 
 T = TypeVar("T")

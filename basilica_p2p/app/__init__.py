@@ -8,5 +8,6 @@ app, the game in a worker thread.  ``--plain`` keeps the line client.
 from .app import BasilicaApp
 from .bridge import AppPlayer
 from .run import run_in_app, stoppable, wants_app
+from .web import serve_play
 
-__all__ = ["AppPlayer", "BasilicaApp", "run_in_app", "stoppable", "wants_app"]
+__all__ = ["AppPlayer", "BasilicaApp", "run_in_app", "serve_play", "stoppable", "wants_app"]

@@ -23,7 +23,8 @@ functions named like their module (``dial``, ``resume``): re-exported, either wo
 hide its module.
 """
 
-from .coded import PUBLIC_MAILBOX, PUBLIC_RELAY, CodeOptions, join_with_code, missing_extra, relay_note, wormhole_companion
+from .coded import (PUBLIC_MAILBOX, PUBLIC_RELAY, CodeOptions, join_with_code, missing_extra, relay_note,
+                    wormhole_companion)
 from .connection import BadHello, Connection, NoGameStarted, PeerGone, SessionError, Timeouts
 from .demo import run_demo
 from .dial import Dialed, DialTimes, ManInTheMiddle, NoPath

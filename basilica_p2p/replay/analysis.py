@@ -109,7 +109,7 @@ class Judged:
 
 def judge(d: Decision) -> Judged:
     """Search one decision (runs in a worker process or a Ray task)."""
-    from ..bots.mcts import MctsBot
+    from ..bots import MctsBot
 
     bot = MctsBot(d.manifest, d.seed, time=d.budget.time, playouts=d.budget.playouts)
     e = bot.estimate(d.view, d.legal, d.played)

@@ -30,12 +30,12 @@ from ..engine import (
     Manifest,
     NotationError,
     Observation,
+    OrderFace,
     ScoringResult,
     format_action,
     parse_action,
 )
 from ..engine import actions as A
-from ..engine.observation import OrderFace
 from ..narration import Line, LineKind, Narrator, names_shown
 from ..seat import Ask, ClocksChanged, GameOver, GameStarted, MoveApplied, Scored, SeatEvent, TakenBack
 from ..typed import read
@@ -466,7 +466,7 @@ class TerminalPlayer(AgentBase):
             return ""
         import random
 
-        from ..bots.base import sample_game
+        from ..bots import sample_game
 
         try:
             g = sample_game(self.view, self.manifest, random.Random(0))

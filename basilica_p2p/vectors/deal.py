@@ -16,7 +16,8 @@ from typing import Any
 
 import msgpack
 
-from ..deal import DealMessage, DealRecord, DeckDeal, HashedDeck, Share, audit, deck_keys, hash_deck, hash_to_card, layout
+from ..deal import (DealMessage, DealRecord, DeckDeal, HashedDeck, Share, audit, deck_keys, hash_deck, hash_to_card,
+                    layout)
 from ..deal._curve import CARD_TAG, KEY_COMMIT_TAG, key_commitment, tagged_hash, tagged_preimage
 from ..deal._keys import CARD_KEY, DECK_KEY, KEY_TAG, PERM_TAG, card_key, deck_key
 from ._files import emit, parser
