@@ -285,3 +285,18 @@ def test_code_outside_a_package_imports_its_face() -> None:
     assert reaching == [], "imports past a package's face:\n" + "\n".join(reaching)
     used = {(i.importer, i.target) for i in tree.imports}
     assert set(INSIDE) <= used, f"exceptions no longer needed: {set(INSIDE) - used}"
+
+
+LINE_CLIENT = f"{TOP}.lineclient"
+APP = f"{TOP}.app"
+
+
+def test_the_app_and_the_line_client_share_only_modules_of_neither() -> None:
+    imports = read_tree().imports
+    app_from_line = sorted({f"{i.importer}:{i.line}" for i in imports
+                            if _inside(i.importer, APP) and _inside(i.target, LINE_CLIENT)})
+    assert app_from_line == [], f"the app imports the line client at {app_from_line}"
+    shared = (f"{TOP}.drawing", f"{TOP}.rules_help", f"{TOP}.narration")
+    leaning = sorted({f"{i.importer} imports {i.target}" for i in imports if i.importer in shared
+                      and (_inside(i.target, APP) or _inside(i.target, LINE_CLIENT))})
+    assert leaning == [], f"what both clients share leans on one of them: {leaning}"

@@ -19,7 +19,7 @@ from basilica_p2p.replay.verify import verify_file
 from basilica_p2p.agent import AgentBase, Decision, Traits
 from basilica_p2p.seat import Ask, GameStarted, MoveApplied, SeatEvent
 from seat_events import ask_for
-from basilica_p2p.tui import TerminalPlayer, play_local
+from basilica_p2p.lineclient import TerminalPlayer, play_local
 from basilica_p2p.describe import describe_action
 from basilica_p2p.drawing import board_lines
 from basilica_p2p.rules_help import RULES, rules_text
@@ -331,7 +331,7 @@ def test_a_refused_action_says_which_rule_it_breaks_and_a_stray_word_is_not_take
 def test_rules_turn_explains_the_turn_the_market_and_the_goal() -> None:
     """Issue 13, item 5: 'rules turn' (also 'rules goal', 'rules market') exists."""
     from basilica_p2p.rules_help import rules_text
-    from basilica_p2p.tui.help import COMMANDS
+    from basilica_p2p.lineclient.help import COMMANDS
 
     text = rules_text("turn")
     for words in ("the most points", "market", "O1-O3", "V1-V3", "Taking V2 uses up the order O2"):

@@ -11,7 +11,7 @@ from basilica_p2p.engine import Game, Options, default_manifest, format_action, 
 from basilica_p2p.engine import actions as A
 from basilica_p2p.engine.components import Order
 from basilica_p2p.engine.observation import OrderFace
-from basilica_p2p.tui import TerminalPlayer
+from basilica_p2p.lineclient import TerminalPlayer
 from basilica_p2p.drawing import board_lines
 from seat_events import Told, ask_for
 from test_tui import played, text_of
@@ -219,7 +219,7 @@ def test_end_of_input_at_a_terminal_asks_before_forfeiting(tmp_path) -> None:  #
     from basilica_p2p.bots import RandomBot
     from basilica_p2p.identity import Identity
     from basilica_p2p.replay.verify import verify_file
-    from basilica_p2p.tui import play_local
+    from basilica_p2p.lineclient import play_local
     from replay_builders import key
 
     g = played(0)

@@ -1,7 +1,7 @@
 """The full-screen client (Textual): ``basilica play``, ``host`` and ``join`` at a terminal.
 
 :class:`AppPlayer` is the person's agent (the same contract as
-``tui.TerminalPlayer``); :func:`run_in_app` plays a game with it in the
+``lineclient.TerminalPlayer``); :func:`run_in_app` plays a game with it in the
 app, the game in a worker thread.  ``--plain`` keeps the line client.
 """
 

@@ -61,7 +61,7 @@ class AppPlayer(AgentBase):
         self.undo = undo  # a local game against a bot: 'u' takes back to our previous decision
         self.network = network  # leaving while the other side decides stops without a forfeit
         self.traits = Traits(blocking=True, takes_back=undo)
-        self.console = Console(quiet=True)  # tui.local's "thinking" spinner: the app says who decides instead
+        self.console = Console(quiet=True)  # lineclient.local's "thinking" spinner: the app says who decides instead
         self.app: Any = None
         self.seat: int | None = None
         self.names: tuple[str, str] = ("player 1", "player 2")

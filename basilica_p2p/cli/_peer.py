@@ -31,7 +31,7 @@ def _net_options(
     from ..engine import Options
     from ..identity import IdentityError, local_identity
     from ..net import GameLedger, KnownPeers, PeerConfig
-    from ..tui import TerminalPlayer
+    from ..lineclient import TerminalPlayer
     from ..net import Settings, Timeouts
 
     from ..referee import SCHEMES

@@ -200,7 +200,7 @@ def play_cmd(
     from ..engine import Options
     from ..identity import IdentityError, local_identity
     from ..replay import known_manifests, verify_file
-    from ..tui import TerminalPlayer, play_local
+    from ..lineclient import TerminalPlayer, play_local
 
     import os
 
@@ -344,7 +344,7 @@ def resume_cmd(
     from ..bots import BotSpecError, make_bot
     from ..identity import IdentityError, load_identity, local_identity
     from ..app import AppPlayer, run_in_app, stoppable, wants_app
-    from ..tui import TerminalPlayer
+    from ..lineclient import TerminalPlayer
     from ..net import Rendezvous, SessionError, Timeouts, sidecar_path
     from ..net.resume import resume
     from ..replay import ReplayError
