@@ -27,7 +27,8 @@ from dataclasses import dataclass
 
 from .engine import END_LAST_SCORING, Ruleset, reconstruct_default
 from .match import MatchConfig, run_match
-from .tournament import ClusterError, executor_for, gather
+from .cluster import ClusterError, executor_for
+from .executor import gather
 
 TARGET_THIRD_SCORING = 0.75
 TARGET_MEDIAN_TURNS = (25, 45)

@@ -1,11 +1,12 @@
 """Games as Ray tasks on an existing Ray cluster (``basilica tournament --ray auto|ADDRESS``).
 
-Only imported when ``--ray`` is given; Ray itself is the optional extra
-``pip install 'basilica-p2p[ray]'``.  :class:`RayPool` is an
-:class:`~basilica_p2p.tournament.Executor`: each task plays one game (or one
-crown count of ``calibrate``) from its own seed and returns its result, and
-the driver writes every file, so a tournament on a cluster gives the same
-standings and files as one on this machine.
+:func:`executor_for` picks where jobs run: ``--jobs`` local processes, or with
+``--ray`` a :class:`RayPool`.  Ray itself is the optional extra
+``pip install 'basilica-p2p[ray]'``, imported only when ``--ray`` is given.
+:class:`RayPool` is an :class:`~basilica_p2p.executor.Executor`: each task
+plays one game (or one crown count of ``calibrate``) from its own seed and
+returns its result, and the driver writes every file, so a tournament on a
+cluster gives the same standings and files as one on this machine.
 
 What the workers get (docs/cluster.md):
 
@@ -42,14 +43,13 @@ import subprocess
 import sys
 import tempfile
 from collections.abc import Callable, Generator, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from pathlib import Path
 from types import TracebackType
 from typing import Any, TypeVar
 
-from .bots import BotSpecError, make_bot
-from .bots.external import parse_command
-from .tournament import ClusterError, stop_processes
+from .bots import BotSpecError, make_bot, parse_command
+from .executor import Executor, LocalPool, stop_processes
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -57,6 +57,11 @@ R = TypeVar("R")
 INSTALL_HINT = "pip install 'basilica-p2p[ray]'"
 CANCEL_SECONDS = 10.0  # at most this long for cancelled games to unwind after Ctrl-C
 _IGNORED = shutil.ignore_patterns("__pycache__", "*.pyc")
+
+
+class ClusterError(Exception):
+    """A cluster cannot be used, or a bot cannot be shipped to it: a one-line reason."""
+
 
 
 def import_ray() -> Any:
@@ -224,6 +229,14 @@ class RayPool:
                 # Until the cancellations have landed: a driver that disconnects first has its running
                 # tasks' workers killed outright, and their bot programs are never closed.
                 ray.wait(pending, num_returns=len(pending), timeout=CANCEL_SECONDS)
+
+
+def executor_for(jobs: int, ray: str | None = None, bots: Sequence[str] = ()) -> AbstractContextManager[Executor]:
+    """Where to play: ``jobs`` local processes, or, with ``ray`` (``auto`` or an address), that Ray
+    cluster, ``bots`` shipped to it (entering raises ClusterError if it cannot be used)."""
+    if ray is None:
+        return nullcontext(LocalPool(jobs))
+    return RayPool(ray, bots)
 
 
 def _reachable(address: str) -> None:

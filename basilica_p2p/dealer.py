@@ -29,10 +29,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from .deal import MAX_CARDS, SCHEME, Deck, Layout, layout
-from .deal._deck import FACE_SEPARATOR, subdeck_id
+from .deal import FACE_SEPARATOR, MAX_CARDS, SCHEME, Deck, Layout, layout, subdeck_id
 from .engine import FaceClass, Level, Manifest, Options, Position, Reveal
-from .wire.messages import MAX_DECKS
+from .wire import MAX_DECKS
 
 MAIN = "faces"
 # The cards of the box's deal at most: one face card per tile, one sub-deck card per tile of a

@@ -10,12 +10,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from .engine import Action, Observation, ScoringResult
+from .engine import (AFTER_REDEAL, COLOR_NAME, CONFUSE_MOVE, CONFUSE_PAY, PAID, RANK_NAME, SECOND_ALTAR,
+                     SECOND_SCAFFOLD, Action, Observation, Order, OrderFace, ScoringResult, color_count, colors_of,
+                     format_cell)
 from .engine import actions as A
-from .engine.cells import format_cell
-from .engine.components import COLOR_NAME, RANK_NAME, Order, color_count, colors_of
-from .engine.game import AFTER_REDEAL, CONFUSE_MOVE, CONFUSE_PAY, PAID, SECOND_ALTAR, SECOND_SCAFFOLD
-from .engine.observation import OrderFace
 
 ORDER_TITLE = {
     Order.PROMOTE: "PROMOTE",

@@ -29,7 +29,7 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from .safefile import create_new, write_atomically
-from .wire.text import is_text
+from .wire import is_text
 
 KEY_FILE = "identity.key"
 INFO_FILE = "identity.json"

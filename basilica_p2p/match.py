@@ -47,7 +47,7 @@ from .engine import (
     observe,
 )
 from .referee import HIDDEN_DEAL, SCHEMES
-from .replay.local import Forfeit
+from .replay import Forfeit
 from .seat import SeatSecrets
 from .wire import SHUFFLE_SCHEME
 
@@ -129,7 +129,7 @@ def play_protocol(path: Path, manifest: Manifest, options: Options, identities: 
     """One game with the whole protocol between two local seats, recorded at ``path``; a bot that
     fails resigns, signed, so the replay is a finished game either way.  ``fixed``: the game id,
     secrets and salts of a game that must come out the same every time."""
-    from .replay.local import play_both_seats
+    from .replay import play_both_seats
     from .seat import MoveApplied, SeatEvent
 
     def watch(event: SeatEvent) -> None:

@@ -15,9 +15,8 @@ from enum import StrEnum
 
 from .clock import out_of_time
 from .describe import ORDER_TITLE, describe_action, describe_scoring
-from .engine import END_LAST_SCORING, END_STACK, Action, Observation
+from .engine import END_LAST_SCORING, END_STACK, Action, Observation, OrderFace
 from .engine import actions as A
-from .engine.observation import OrderFace
 from .referee import END_FAULT, END_FORFEIT, END_TIME, Outcome
 from .seat import (
     AgainOffered,

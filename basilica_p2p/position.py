@@ -17,20 +17,9 @@ from rich import box
 from rich.console import Console
 from rich.table import Table
 
-from .engine import PositionError, Ruleset, ScoringResult
-from .engine.cells import WIDTH, cell, cell_sort_key, format_cell, neighbours, parse_cell
-from .engine.components import (
-    COLOR_LETTER,
-    COLOR_NAME,
-    JESTER,
-    LETTER_COLOR,
-    NAME_RANK,
-    NO_RANK,
-    color_count,
-    format_colors,
-    parse_colors,
-)
-from .engine.scoring import BY_STRONGMAN, Area, score_cathedral, totals
+from .engine import (BY_STRONGMAN, COLOR_LETTER, COLOR_NAME, JESTER, LETTER_COLOR, NAME_RANK, NO_RANK, WIDTH, Area,
+                     PositionError, Ruleset, ScoringResult, cell, cell_sort_key, color_count, format_cell,
+                     format_colors, neighbours, parse_cell, parse_colors, score_cathedral, totals)
 
 MAX_BYTES = 1 << 20  # 1 MiB: far above any real cathedral, small enough to parse at once
 MAX_ROWS = 10_000  # parse_cell's bound, so every cell of a position has a name that parses back

@@ -22,13 +22,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .clock import Limits, TimeClaim, TimeControl
-from .engine import EngineError, Game, Manifest, Options, format_action, parse_action
-from .engine.actions import JESTER
-from .engine.rng import first_player
-from .wire import Envelope, ProtocolError, SHUFFLE_SCHEME, commitment, game_seed, jester_commitment, open_envelope
+from .engine import EngineError, Game, Manifest, Options, first_player, format_action, parse_action
+from .engine import actions as A
+from .wire import (PROTOCOL_VERSION, SHUFFLE_SCHEME, Envelope, ProtocolError, commitment, game_seed, jester_commitment,
+                   open_envelope)
 from .wire import (AckBody, ActionBody, DealBody, HelloBody, JesterCommitBody, JesterRevealBody, ResultBody, RevealBody,
                    SecretBody, SharesBody, TakebackBody, TimeoutBody, body_of)
-from .wire.envelope import PROTOCOL_VERSION
 from .dealer import deal_id, deal_problem
 from .table import Table
 
@@ -519,7 +518,7 @@ class Referee:
             kind = parse_action(b["action"]).kind
         except EngineError as e:
             raise ProtocolError(f"{where}: {e}") from None
-        if kind != JESTER:
+        if kind != A.JESTER:
             raise ProtocolError(f"{where}: a Jester reveal must hold Jester colours")
         self._apply(b["action"], sender, ply, where)
         self._revealed.add(sender)

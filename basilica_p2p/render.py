@@ -22,7 +22,7 @@ def render_board(g: Game, names: tuple[str, str] = ("player 1", "player 2")) -> 
 
 def render_view(view: Observation, names: tuple[str, str] = ("player 1", "player 2")) -> str:
     """A view of the board, as the terminal client draws it, in plain text."""
-    from .tui.screen import board_lines
+    from .drawing import board_lines
 
     return "\n".join(line.plain.rstrip() for line in board_lines(view, names, max_rows=40, you=False))
 

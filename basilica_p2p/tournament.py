@@ -13,16 +13,12 @@ that game by forfeit; the result's ``end`` says why, and the tournament goes on.
 With ``shuffle="sra-p256-v1"`` every game is dealt face down through the whole
 protocol (:func:`basilica_p2p.match.play_face_down`), still from its seed alone.
 
-Where the games run is an :class:`Executor`: :class:`LocalPool` (worker processes
-on this machine) or ``basilica_p2p.cluster.RayPool`` (tasks on a Ray cluster).
-Either way every game is played by :func:`play_pairing` from its own seed, and
-the results come back here, so the standings and files do not depend on it.
-Ctrl-C or SIGTERM stops the games still running; the finished ones are kept.
-
-Local workers are started fresh (forkserver, or spawn where there is none),
-never forked from this process: a bot built here may have started threads
-(torch's pool does), and a forked copy of a process with threads can block
-forever on a lock one of them held.
+Where the games run is an :class:`~basilica_p2p.executor.Executor` (executor.py):
+``LocalPool`` (worker processes on this machine) or ``basilica_p2p.cluster.RayPool``
+(tasks on a Ray cluster).  Either way every game is played by :func:`play_pairing`
+from its own seed, and the results come back here, so the standings and files do
+not depend on it.  Ctrl-C or SIGTERM stops the games still running; the finished
+ones are kept.
 """
 
 from __future__ import annotations
@@ -31,25 +27,19 @@ import csv
 import io
 import json
 import math
-import multiprocessing
-import os
-import signal
 import statistics
 import sys
-import threading
-import time
-from collections.abc import Callable, Generator, Iterator, Sequence
-from concurrent.futures import ProcessPoolExecutor, as_completed
-from contextlib import AbstractContextManager, contextmanager, nullcontext
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from itertools import combinations
 from pathlib import Path
-from typing import Any, NoReturn, Protocol, TypeVar
+from typing import Any
 
 from .bots import bot_rng_seed, make_bot
 from .engine import Game, Options, default_manifest
+from .executor import Executor, LocalPool, gather
 from .match import COMMIT_REVEAL, FORFEIT, finish_bots, game_seed, outcome, play_engine_game, play_face_down
-from .replay.local import Forfeit
+from .replay import Forfeit
 from .safefile import write_atomically
 
 ELO_SCALE = 400.0
@@ -192,164 +182,12 @@ def standings(bots: list[str], results: list[Result]) -> list[Standing]:
     return rows
 
 
-T = TypeVar("T")
-R = TypeVar("R")
-
-
-class Executor(Protocol):
-    """Somewhere to run independent jobs (games, crown counts): this machine or a cluster."""
-
-    def run(self, fn: Callable[[T], R], items: Sequence[T]) -> Generator[R, None, None]:
-        """``fn(item)`` for every item, yielded as each finishes.  Leaving the iteration early
-        (Ctrl-C included) stops what is still running; a running game closes its bot programs."""
-        ...
-
-
-def _stop_worker(signum: int, frame: Any) -> NoReturn:
-    # SystemExit, not KeyboardInterrupt: a game unwinds (its bot programs are closed) and
-    # an idle worker ends quietly, where a KeyboardInterrupt would print a traceback.
-    # Ignoring SIGTERM from now on also marks this worker as stopped for _in_worker.
-    signal.signal(signal.SIGTERM, signal.SIG_IGN)
-    raise SystemExit(0)
-
-
-def _worker_started(pids: Any) -> None:
-    # Ctrl-C in a terminal reaches the whole process group; only the driver acts on it
-    # and stops the workers by SIGTERM, as a Ray cluster's tasks are stopped by ray.cancel.
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    signal.signal(signal.SIGTERM, _stop_worker)
-    pids.put(os.getpid())
-
-
-def _in_worker(fn: Callable[[T], R], item: T) -> R:
-    # The pool hands a worker its next job ahead of time; a stopped worker must not start it.
-    if signal.getsignal(signal.SIGTERM) is signal.SIG_IGN:
-        raise SystemExit(0)
-    return fn(item)
-
-
-STOP_GRACE = 5.0  # seconds a worker has to unwind after SIGTERM before it is killed
-
-
-def worker_context() -> Any:
-    """How local workers start: a fresh interpreter (forkserver, else spawn), never a fork of
-    this process, which may hold threads (a bot's torch pool) whose locks a fork would copy held."""
-    methods = multiprocessing.get_all_start_methods()
-    return multiprocessing.get_context("forkserver" if "forkserver" in methods else "spawn")
-
-
-def _running(pids: set[int]) -> set[int]:
-    alive = set()
-    for pid in pids:
-        try:
-            os.kill(pid, 0)
-        except (ProcessLookupError, PermissionError):  # gone, or the pid now belongs to another user
-            continue
-        alive.add(pid)
-    return alive
-
-
-def stop_processes(pids: set[int], grace: float, running: Callable[[set[int]], set[int]] = _running) -> set[int]:
-    """SIGTERM to ``pids``, then SIGKILL to those ``running`` still finds after ``grace`` seconds (a
-    process blocked in native code never runs Python's signal handler); returns any left after that."""
-    for sig in (signal.SIGTERM, signal.SIGKILL):
-        for pid in pids:
-            try:
-                os.kill(pid, sig)
-            except ProcessLookupError:
-                pass
-        deadline = time.monotonic() + grace
-        while (pids := running(pids)) and time.monotonic() < deadline:
-            time.sleep(0.05)
-        if not pids:
-            break
-    return pids
-
-
-@dataclass(frozen=True)
-class LocalPool:
-    """``jobs`` worker processes on this machine; with one job, everything runs in this process."""
-
-    jobs: int = 1
-
-    def run(self, fn: Callable[[T], R], items: Sequence[T]) -> Generator[R, None, None]:
-        if self.jobs <= 1 or len(items) <= 1:
-            for item in items:
-                yield fn(item)
-            return
-        ctx = worker_context()
-        pids: Any = ctx.SimpleQueue()
-        pool = ProcessPoolExecutor(max_workers=min(self.jobs, len(items)), mp_context=ctx,
-                                   initializer=_worker_started, initargs=(pids,))
-        finished = False
-        try:
-            futures = [pool.submit(_in_worker, fn, item) for item in items]
-            for f in as_completed(futures):
-                yield f.result()
-            finished = True
-        finally:
-            pool.shutdown(wait=False, cancel_futures=True)
-            if not finished:
-                started = set()
-                while not pids.empty():
-                    started.add(pids.get())
-                stop_processes(started, STOP_GRACE)
-            pool.shutdown(wait=True)
-
-
-@contextmanager
-def sigterm_as_interrupt() -> Iterator[None]:
-    """SIGTERM handled as Ctrl-C while the block runs (in the main thread): the driver stops its
-    workers and keeps what finished, instead of dying and leaving them running."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-
-    def interrupt(signum: int, frame: Any) -> NoReturn:
-        raise KeyboardInterrupt
-
-    previous = signal.signal(signal.SIGTERM, interrupt)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, previous)
-
-
-class ClusterError(Exception):
-    """A cluster cannot be used, or a bot cannot be shipped to it: a one-line reason."""
-
-
-def executor_for(jobs: int, ray: str | None = None, bots: Sequence[str] = ()) -> AbstractContextManager[Executor]:
-    """Where to play: ``jobs`` local processes, or, with ``ray`` (``auto`` or an address), that Ray
-    cluster, ``bots`` shipped to it (entering raises ClusterError if it cannot be used)."""
-    if ray is None:
-        return nullcontext(LocalPool(jobs))
-    from .cluster import RayPool  # Ray is an optional extra: imported only when asked for
-
-    return RayPool(ray, bots)
-
-
 @dataclass(frozen=True)
 class Played:
     """What a tournament played: every finished game, in schedule order, and whether Ctrl-C cut it short."""
 
     results: list[Result]
     interrupted: bool = False
-
-
-def gather(executor: Executor, fn: Callable[[T], R], items: Sequence[T],
-           on_result: Callable[[R], None]) -> bool:
-    """Feed ``on_result`` every result as it comes; True if Ctrl-C or SIGTERM stopped it first."""
-    jobs = executor.run(fn, items)
-    try:
-        with sigterm_as_interrupt():
-            for r in jobs:
-                on_result(r)
-    except KeyboardInterrupt:
-        return True
-    finally:
-        jobs.close()
-    return False
 
 
 def play_tournament(

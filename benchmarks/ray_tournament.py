@@ -26,7 +26,8 @@ from contextlib import nullcontext
 from basilica_p2p.bench import machine
 from basilica_p2p.cluster import RayPool, local_cluster
 from basilica_p2p.engine import Options
-from basilica_p2p.tournament import LocalPool, Played, play_tournament, schedule
+from basilica_p2p.executor import LocalPool
+from basilica_p2p.tournament import Played, play_tournament, schedule
 
 
 def timed(bots: list[str], games: int, seed: str, pool: LocalPool | RayPool) -> tuple[Played, float]:

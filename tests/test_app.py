@@ -1,6 +1,6 @@
 """The full-screen app (basilica_p2p/app), driven by Textual's own test pilot.
 
-Local games run as `basilica play` runs them (tui.local.play_local, signed
+Local games run as `basilica play` runs them (lineclient.local.play_local, signed
 replay and all) in the app's worker thread; the fixed positions come from
 basilica_p2p.app.screenshot.scripted_game.
 """
@@ -32,7 +32,7 @@ from basilica_p2p.engine.observation import OrderFace
 from basilica_p2p.identity import Identity
 from basilica_p2p.replay.verify import verify_file
 from basilica_p2p.seat import ClocksChanged, GameOver
-from basilica_p2p.tui import play_local
+from basilica_p2p.lineclient import play_local
 from support.replay_builders import key
 from support.seat_events import Told, ask_for
 

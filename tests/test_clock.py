@@ -15,7 +15,7 @@ from basilica_p2p.engine import Options, Ruleset, default_manifest
 from basilica_p2p.replay.file import FORMAT_VERSION, Header, read_replay
 from basilica_p2p.replay.local import play_recorded
 from basilica_p2p.replay.verify import referee_for, known_manifests, verify_file
-from basilica_p2p.tui import TerminalPlayer, play_local
+from basilica_p2p.lineclient import TerminalPlayer, play_local
 from basilica_p2p.wire import ProtocolError, encode, open_envelope, seal
 
 from support.net_harness import ALICE, BOB

@@ -20,7 +20,7 @@ from basilica_p2p.deal import (
     hash_deck, key, layout, open_card, parse_message, rekey, share, shuffle,
 )
 from basilica_p2p.deal import _curve
-from basilica_p2p.deal.vectors import build_vectors
+from basilica_p2p.vectors.deal import build_vectors
 from basilica_p2p.wire import decode, encode
 
 VECTORS = Path(__file__).resolve().parent.parent / "protocol" / "vectors"
@@ -600,7 +600,7 @@ def test_layout_builds_face_cards_and_subdecks() -> None:
 
 def test_vectors_are_what_the_generator_builds() -> None:
     for name, data in build_vectors().items():
-        assert (VECTORS / name).read_bytes() == data, "regenerate: python -m basilica_p2p.deal.vectors --write protocol/vectors"
+        assert (VECTORS / name).read_bytes() == data, "regenerate: python -m basilica_p2p.vectors.deal --write protocol/vectors"
 
 
 # Plain integer P-256 (affine coordinates), independent of cryptography and of basilica_p2p.deal.

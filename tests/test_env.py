@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from basilica_p2p.engine import Action, Game, Options, default_manifest, format_action, observe, parse_action
 from basilica_p2p.engine.components import JESTER
 from basilica_p2p.env import ActionTable, GymEnv, ObservationEncoder, OutOfTable, aec_env, jester_cells, raw_env
-from basilica_p2p.env.actions import ROWS
+from basilica_p2p.encoding import ROWS
 
 ROOT = Path(__file__).resolve().parent.parent
 M = default_manifest()

@@ -181,7 +181,7 @@ def test_files_that_part_at_a_fault_prove_that_the_cited_signer_took_its_message
 def test_the_fault_vector_verifies_as_a_win_by_proof_and_its_cited_message_is_what_the_readme_says() -> None:
     """protocol/vectors/fault.replay (tests/test_vectors.py checks its bytes against a fresh build)."""
     from basilica_p2p.replay.file import read_replay
-    from basilica_p2p.wire.vectors import FAULT_ACTION, FAULT_GAME_ID
+    from basilica_p2p.vectors.protocol import FAULT_ACTION, FAULT_GAME_ID
 
     path = Path(__file__).parent.parent / "protocol" / "vectors" / "fault.replay"
     replay = read_replay(path)

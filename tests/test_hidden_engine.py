@@ -18,7 +18,7 @@ from basilica_p2p.engine.game import END_STACK
 from basilica_p2p.engine.hidden import Level, Position, RevealError
 from basilica_p2p.engine.manifest import FaceClass, Manifest, TileSpec, manifest_from_json
 from basilica_p2p.engine.observation import VaultFace
-from basilica_p2p.wire.playthroughs import CLEANUP, CONFUSE, LAST, TINY, WILD
+from basilica_p2p.vectors.playthroughs import CLEANUP, CONFUSE, LAST, TINY, WILD
 
 
 class Recorded(Game):

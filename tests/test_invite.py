@@ -24,10 +24,10 @@ from basilica_p2p.net.invite import (
     MalformedCode, Reply, UnknownVersion, WrongCodeKind, check_knock, check_reply, format_invite, format_reply,
     invite_id, knock_mac, make_reply, parse_invite, parse_reply, reply_mac,
 )
-from basilica_p2p.net.invite_vectors import FILE, build_vectors, main
+from basilica_p2p.vectors.invite import FILE, build_vectors, main
 
 VECTORS = Path(__file__).resolve().parent.parent / "protocol" / "vectors"
-REGENERATE = "regenerate with: python -m basilica_p2p.net.invite_vectors --write protocol/vectors"
+REGENERATE = "regenerate with: python -m basilica_p2p.vectors.invite --write protocol/vectors"
 FAST = settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 ALPHABET = "abcdefghijklmnopqrstuvwxyz234567"
 

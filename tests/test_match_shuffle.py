@@ -60,15 +60,15 @@ def test_a_hidden_match_without_replays_really_deals_face_down_and_repeats(monke
     # The temporary replays go under tmp_path, so that we can see them made and deleted.
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
     seen: list[str] = []
-    import basilica_p2p.replay.local as local
+    import basilica_p2p.replay as replay  # the face match.py reads play_both_seats from
 
-    real = local.play_both_seats
+    real = replay.play_both_seats
 
     def spy(path: Path, *args, **kwargs):  # type: ignore[no-untyped-def]
         seen.append(str(path))
         return real(path, *args, **kwargs)
 
-    monkeypatch.setattr(local, "play_both_seats", spy)
+    monkeypatch.setattr(replay, "play_both_seats", spy)
     config = MatchConfig("greedy", "random", games=2, seed="face down", shuffle=HIDDEN)
     a = run_match(config, default_manifest(), progress=False).to_json()
     assert len(seen) == 2 and all(s.startswith(str(tmp_path)) for s in seen)

@@ -13,7 +13,7 @@ from basilica_p2p.engine import Game, Options, default_manifest, observe
 from basilica_p2p.narration import LineKind, Narrator
 from basilica_p2p.referee import Outcome
 from basilica_p2p.seat import GameOver, GameStarted
-from basilica_p2p.tui import TerminalPlayer
+from basilica_p2p.lineclient import TerminalPlayer
 from support.seat_events import Told
 
 MANIFEST = default_manifest()

@@ -25,7 +25,7 @@ from basilica_p2p.engine import actions as A
 from basilica_p2p.engine.components import ALL_COLORS, JESTER, Order
 from basilica_p2p.engine.observation import OrderFace, VaultFace
 from basilica_p2p.env import ObservationEncoder, raw_env
-from basilica_p2p.env.observation import PENDING_KINDS, SCALARS
+from basilica_p2p.encoding.observation import PENDING_KINDS, SCALARS
 
 M = default_manifest()
 OPTIONS = [Options("classic"), Options("portal2022"), Options("portal2022", festum=True, festum_removal=True)]

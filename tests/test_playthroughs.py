@@ -17,10 +17,10 @@ import pytest
 from basilica_p2p.engine import Action, Game, Options, default_manifest, parse_action, parse_manifest
 from basilica_p2p.engine import actions as A
 from basilica_p2p.engine.components import JESTER
-from basilica_p2p.wire.playthroughs import FILES, build, main
+from basilica_p2p.vectors.playthroughs import FILES, build, main
 
 VECTORS = Path(__file__).resolve().parent.parent / "protocol" / "vectors"
-REGENERATE = "regenerate with: python -m basilica_p2p.wire.playthroughs --write protocol/vectors"
+REGENERATE = "regenerate with: python -m basilica_p2p.vectors.playthroughs --write protocol/vectors"
 
 # What the samples never reach; the vectors must keep covering all of it.
 REQUIRED = {

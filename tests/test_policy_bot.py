@@ -28,7 +28,7 @@ from basilica_p2p.env import GymEnv
 from basilica_p2p.match import MatchConfig, run_match
 from basilica_p2p.replay.show import walk
 from basilica_p2p.replay.verify import known_manifests, verify_file
-from basilica_p2p.tui import play_local
+from basilica_p2p.lineclient import play_local
 from test_app import BOT, ME, SIZE, deciding, until
 from test_tournament import run_bounded
 

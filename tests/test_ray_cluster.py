@@ -23,9 +23,10 @@ from pathlib import Path
 
 import pytest
 
-from basilica_p2p.cluster import local_cluster
+from basilica_p2p.cluster import ClusterError, executor_for, local_cluster
 from basilica_p2p.engine import Options
-from basilica_p2p.tournament import ClusterError, LocalPool, executor_for, play_tournament
+from basilica_p2p.executor import LocalPool
+from basilica_p2p.tournament import play_tournament
 
 pytestmark = pytest.mark.xdist_group("ray")  # one cluster for the whole module: all its tests in one worker
 

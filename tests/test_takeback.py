@@ -19,7 +19,7 @@ from basilica_p2p.replay.local import play_recorded
 from basilica_p2p.replay.verify import referee_for, known_manifests, verify_file
 from basilica_p2p.seat import Ask, NothingToTakeBack, SeatEvent, TakenBack
 from support.seat_events import ask_for
-from basilica_p2p.tui import TerminalPlayer, play_local
+from basilica_p2p.lineclient import TerminalPlayer, play_local
 from basilica_p2p.wire import ProtocolError, open_envelope, seal
 
 from support.net_harness import ALICE, BOB

@@ -19,10 +19,10 @@ from basilica_p2p.replay.verify import verify_file
 from basilica_p2p.agent import AgentBase, Decision, Traits
 from basilica_p2p.seat import Ask, GameStarted, MoveApplied, SeatEvent
 from support.seat_events import ask_for
-from basilica_p2p.tui import TerminalPlayer, play_local
+from basilica_p2p.lineclient import TerminalPlayer, play_local
 from basilica_p2p.describe import describe_action
-from basilica_p2p.tui.help import RULES, rules_text
-from basilica_p2p.tui.screen import board_lines
+from basilica_p2p.drawing import board_lines
+from basilica_p2p.rules_help import RULES, rules_text
 from support.replay_builders import key
 
 MANIFEST = default_manifest()
@@ -364,7 +364,8 @@ def test_a_refused_action_says_which_rule_it_breaks_and_a_stray_word_is_not_take
 
 def test_rules_turn_explains_the_turn_the_market_and_the_goal() -> None:
     """'rules turn' (also 'rules goal', 'rules market') exists."""
-    from basilica_p2p.tui.help import COMMANDS, rules_text
+    from basilica_p2p.rules_help import rules_text
+    from basilica_p2p.lineclient.help import COMMANDS
 
     text = rules_text("turn")
     for words in ("the most points", "market", "O1-O3", "V1-V3", "Taking V2 uses up the order O2"):

@@ -13,8 +13,8 @@ from basilica_p2p.engine import Game, Options, default_manifest, format_action, 
 from basilica_p2p.engine import actions as A
 from basilica_p2p.engine.components import Order
 from basilica_p2p.engine.observation import OrderFace
-from basilica_p2p.tui import TerminalPlayer
-from basilica_p2p.tui.screen import board_lines
+from basilica_p2p.lineclient import TerminalPlayer
+from basilica_p2p.drawing import board_lines
 from support.seat_events import Told, ask_for
 from test_tui import played, text_of
 

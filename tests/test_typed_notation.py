@@ -18,7 +18,7 @@ from basilica_p2p.app import AppPlayer, BasilicaApp
 from basilica_p2p.engine import Action, Game, Options, default_manifest, format_action
 from basilica_p2p.engine import actions as A
 from basilica_p2p.engine.cells import format_cell
-from basilica_p2p.tui import TerminalPlayer
+from basilica_p2p.lineclient import TerminalPlayer
 from basilica_p2p.typed import read, tidy
 from support.seat_events import ask_for
 

@@ -21,15 +21,15 @@ from basilica_p2p.engine import Game, Options, default_manifest
 from basilica_p2p.engine.manifest import parse_manifest
 from basilica_p2p.replay.verify import verify_file
 from basilica_p2p.wire.text import is_text
-from basilica_p2p.deal.vectors import FILE as DEAL_FILE
-from basilica_p2p.net.invite_vectors import FILE as INVITE_FILE
-from basilica_p2p.wire.playthroughs import FILES as PLAYTHROUGH_FILES
-from basilica_p2p.wire.vectors import FILES, build_vectors, main
+from basilica_p2p.vectors.deal import FILE as DEAL_FILE
+from basilica_p2p.vectors.invite import FILE as INVITE_FILE
+from basilica_p2p.vectors.playthroughs import FILES as PLAYTHROUGH_FILES
+from basilica_p2p.vectors.protocol import FILES, build_vectors, main
 
 from support.helpers import ref_below, ref_shuffle, ref_u64
 
 VECTORS = Path(__file__).resolve().parent.parent / "protocol" / "vectors"
-REGENERATE = "regenerate with: python -m basilica_p2p.wire.vectors --write protocol/vectors"
+REGENERATE = "regenerate with: python -m basilica_p2p.vectors.protocol --write protocol/vectors"
 
 
 @pytest.fixture(scope="module")
@@ -223,7 +223,7 @@ def test_replay_framing_chain_and_signatures_by_hand() -> None:
     assert types[-2:] == [("result", 1), ("result", 2)]
     kinds = [t for t, _ in types]
     # The bot seeds were picked for a game with a secret Jester round; if an
-    # engine change loses it, pick new BOT_SEEDS in basilica_p2p/wire/vectors.py.
+    # engine change loses it, pick new BOT_SEEDS in basilica_p2p/vectors/protocol.py.
     assert "jcommit" in kinds, "the vector game no longer has a secret Jester round"
     i = kinds.index("jcommit")
     assert kinds[i : i + 6] == ["jcommit", "jcommit", "jreveal", "ack", "jreveal", "ack"]

@@ -16,7 +16,7 @@ from basilica_p2p.identity import Identity
 from basilica_p2p.net.framing import CONTROL, ENVELOPE, FramedStream, PeerClosed
 from basilica_p2p.net.invite import Candidate, Invite, InviteError, parse_invite, parse_watch, watch_mac
 from basilica_p2p.net.peer import PeerConfig
-from basilica_p2p.net.watch import WatchError, WatchHub, Watched, watch
+from basilica_p2p.net.watch import WatchError, WatchHub, Watched, watch_games
 from basilica_p2p.replay.file import Header, read_replay
 from basilica_p2p.seat import SeatEvent, Watching
 
@@ -73,7 +73,7 @@ async def test_a_watcher_checks_every_record_and_holds_the_same_game_as_the_play
 
         async def watcher() -> None:
             stream = await trio.open_tcp_stream("127.0.0.1", port)
-            watched.extend(await watch(stream, code_of(hub, port), CAROL, seen.begin))
+            watched.extend(await watch_games(stream, code_of(hub, port), CAROL, seen.begin))
 
         if not late:
             nursery.start_soon(watcher)
@@ -204,7 +204,7 @@ async def test_a_host_whose_records_do_not_verify_stops_the_watcher(tmp_path: Pa
     async with trio.open_nursery() as nursery:
         nursery.start_soon(fake_host)
         with pytest.raises(WatchError, match="does not verify"):
-            await watch(ours, code, CAROL, lambda h: (lambda e: None))
+            await watch_games(ours, code, CAROL, lambda h: (lambda e: None))
 
 
 class Closer(AgentBase):
@@ -250,7 +250,7 @@ async def test_the_joiner_is_told_who_watches_and_can_close_watching_mid_game(tm
         async def watcher(me: Identity) -> None:
             stream = await trio.open_tcp_stream("127.0.0.1", port)
             try:
-                await watch(stream, code_of(hub, port), me, Seen().begin)
+                await watch_games(stream, code_of(hub, port), me, Seen().begin)
             except WatchError as e:
                 ended.append(e)
 

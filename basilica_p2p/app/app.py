@@ -29,8 +29,8 @@ from textual.widgets.option_list import Option
 from ..agent import Resign, TakeBack
 from ..engine import format_cell, parse_action, parse_cell
 from ..wire import CHAT_TEXT
-from ..tui.help import NOTATION, rules_text
-from ..tui.screen import decision_line, status_line
+from ..drawing import decision_line, status_line
+from ..rules_help import NOTATION, rules_text
 from .bridge import AppPlayer, ClocksChanged, GameChanged, GameEnded
 from ..typed import Reading, read
 from .model import Entry, Snapshot, next_cells, option_words, pairing_warning, preview

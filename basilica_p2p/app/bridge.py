@@ -69,7 +69,7 @@ class AppPlayer(AgentBase):
         self._unwatch: Callable[[], str | None] | None = None  # sends every watcher away
         self._again = ""  # the question after a network game, while it is asked
         self._again_answers: queue.Queue[bool] = queue.Queue()
-        self.console = Console(quiet=True)  # tui.local's "thinking" spinner: the app says who decides instead
+        self.console = Console(quiet=True)  # lineclient.local's "thinking" spinner: the app says who decides instead
         self.app: Any = None
         self.seat: int | None = None
         self.names: tuple[str, str] = ("player 1", "player 2")

@@ -14,10 +14,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ..describe import ORDER_TITLE, describe_action, describe_scoring
-from ..engine import Action, Manifest, Observation, observe
+from ..engine import Action, Manifest, Observation, OrderFace, observe, parse_cell
 from ..engine import actions as A
-from ..engine.cells import parse_cell
-from ..engine.observation import OrderFace
 
 # A cell as the next part of a choice: after a market space ("V2:" + "b3"), a MOVE's
 # origin ("O1:c2" + "-c3"), or on its own for a builder, a payment or a Jester.
@@ -117,7 +115,7 @@ def preview(obs: Observation, action: Action, names: Sequence[str], manifest: Ma
     after: Observation | None = None
     sampled = None
     if manifest is not None:
-        from ..bots.base import sample_game
+        from ..bots import sample_game
 
         try:
             g = sample_game(obs, manifest, random.Random(0))

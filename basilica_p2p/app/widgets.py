@@ -2,7 +2,7 @@
 the clocks, and the screens that sit on top (a scoring, a question, the help).
 
 Every piece draws from an :class:`Observation` (public facts only), through
-the same text helpers as the line client (tui/screen.py), so the two agree
+the same text helpers as the line client (drawing.py), so the two agree
 on letters and colours and colour is never needed to read the board.
 """
 
@@ -24,9 +24,9 @@ from textual.widget import Widget
 from textual.widgets import Input, RichLog, Static
 
 from ..clock import ClockView, format_seconds
-from ..engine import Observation
-from ..engine.cells import COLUMNS, WIDTH, format_cell
-from ..tui.screen import CELL, PLAYER_STYLE, SHORT_ORDER, _cell, _order_face, _vault_face, colors_text, track_text
+from ..engine import COLUMNS, WIDTH, Observation, format_cell
+from ..drawing import CELL, PLAYER_STYLE, SHORT_ORDER, colors_text, track_text
+from ..drawing import cell_text as _cell, order_face_text as _order_face, vault_face_text as _vault_face
 from .model import Scoring
 
 PICKED = "bold black on bright_green"  # a legal target; the cell's name is shown too, so colour is not needed

@@ -56,7 +56,7 @@ def recorded_replays(folder: Path, replays: int, shuffle: str) -> list[Path]:
 
     from ..bots import GreedyBot
     from ..identity import Identity
-    from ..replay.local import play_recorded
+    from ..replay import play_recorded
 
     manifest = default_manifest()
     ids = (Identity("bench-1", Ed25519PrivateKey.generate()), Identity("bench-2", Ed25519PrivateKey.generate()))

@@ -114,7 +114,7 @@ def bench_deal_played(games: int) -> None:
     from ..bots import GreedyBot
     from ..identity import Identity
     from ..referee import HIDDEN_DEAL
-    from ..replay.local import play_recorded
+    from ..replay import play_recorded
     from ..table import Table
     from ..wire import SHUFFLE_SCHEME
 

@@ -21,8 +21,7 @@ def _join_worker(port: int, home: str, games: int, shuffle: str) -> None:
 
     from ..bots import make_bot
     from ..identity import local_identity
-    from ..net.peer import PeerConfig, join
-    from ..net.session import Settings, Timeouts
+    from ..net import PeerConfig, Settings, Timeouts, join
 
     manifest = default_manifest()
     me = local_identity(Path(home), "bench-join", "greedy-join")
@@ -61,11 +60,9 @@ def bench_network_scheme(games: int, shuffle: str) -> float:
 
     from ..bots import GreedyBot, make_bot
     from ..identity import local_identity
-    from ..net.peer import PeerConfig, host
-    from ..net.session import GameReport, Settings, Timeouts
+    from ..net import GameReport, PeerConfig, Settings, Timeouts, host
     from ..referee import HIDDEN_DEAL
-    from ..replay.file import read_replay
-    from ..replay.local import play_recorded
+    from ..replay import play_recorded, read_replay
     from ..wire import open_envelope
 
     manifest = default_manifest()

@@ -60,8 +60,7 @@ def _joiner(port: int, home: str, flood: float) -> None:
     from ..agent import BotAgent, Traits
     from ..bots import make_bot
     from ..identity import local_identity
-    from ..net.peer import PeerConfig, join
-    from ..net.session import Settings, Timeouts
+    from ..net import PeerConfig, Settings, Timeouts, join
 
     manifest = default_manifest()
     me = local_identity(Path(home), "bench-join", "greedy-join")
@@ -105,10 +104,8 @@ def _watchers(code: str, n: int, check: bool, out: Any) -> None:
     import trio
 
     from ..identity import Identity
-    from ..net.framing import ENVELOPE, FramedStream, PeerClosed
-    from ..net.invite import watch_mac
-    from ..net.invite import parse_watch
-    from ..net.watch import watch
+    from ..net import parse_watch, watch_games, watch_mac
+    from ..net.framing import ENVELOPE, FramedStream, PeerClosed  # below the watch protocol: see tests
 
     os.nice(19)  # on other machines, in life: as little of the host's CPU as can be here
     watched = parse_watch(code, int(time.time()))
@@ -121,7 +118,7 @@ def _watchers(code: str, n: int, check: bool, out: Any) -> None:
         c = watched.candidates[0]
         stream = await trio.open_tcp_stream(c.host, c.port)
         if check:
-            games = await watch(stream, watched, me, lambda header: (lambda event: None))
+            games = await watch_games(stream, watched, me, lambda header: (lambda event: None))
             counts[k] = sum(len(g.seat.records) for g in games)
             return
         framed = FramedStream(stream)
@@ -154,12 +151,8 @@ def _host(games: int, watchers: int, flood: float, check: bool, out: Any) -> Non
 
     from ..bots import make_bot
     from ..identity import local_identity
-    from ..net.invite import Candidate
-    from ..net.peer import PeerConfig, host
-    from ..net.session import GameReport, Settings, Timeouts
-    from ..net.chat import is_chat
-    from ..net.watch import WatchHub
-    from ..replay.file import read_replay
+    from ..net import Candidate, GameReport, PeerConfig, Settings, Timeouts, WatchHub, host, is_chat
+    from ..replay import read_replay
 
     manifest = default_manifest()
     ctx = multiprocessing.get_context("spawn")

@@ -20,9 +20,7 @@ def bench_verify(replays: int, rounds: int = 5) -> None:
     import tempfile
 
     from ..referee import HIDDEN_DEAL
-    from ..replay.file import read_replay
-    from ..replay.forks import find_forks
-    from ..replay.verify import known_manifests, verify_file
+    from ..replay import find_forks, known_manifests, read_replay, verify_file
     from ..wire import SHUFFLE_SCHEME, open_envelope
 
     with tempfile.TemporaryDirectory() as tmp:

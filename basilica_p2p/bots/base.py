@@ -1,4 +1,6 @@
-"""How bots are named on the command line (make_bot), and how a bot looks ahead (sample_game).
+"""What every bot may use: how a bot looks ahead (sample_game), its own seed, and the error of a
+bad bot name.  How bots are named on the command line (make_bot) is bots/registry.py, which
+imports every bot; the bots import only this.
 
 The interface a bot implements, :class:`~basilica_p2p.agent.Bot`, lives with the agent contract."""
 
@@ -7,7 +9,6 @@ from __future__ import annotations
 import hashlib
 import random
 
-from ..agent import Bot
 from ..engine import Game, Manifest, Observation, determinize
 
 
@@ -31,76 +32,3 @@ def sample_game(obs: Observation, manifest: Manifest, rng: random.Random) -> Gam
 def bot_rng_seed(game_seed: bytes, seat: int) -> int:
     """A per-game, per-seat seed for a bot's own generator (not the game's stream)."""
     return int.from_bytes(hashlib.sha256(b"basilica-p2p/bot/v1\x00" + game_seed + bytes([seat])).digest()[:8], "big")
-
-
-def make_bot(spec: str, manifest: Manifest, seed: int) -> Bot:
-    """Build a bot from its command-line name: ``random``, ``greedy``, ``mcts[:options]``, ``cmd:PROGRAM``,
-    ``policy:PATH`` (a saved MaskablePPO model), ``module:Class`` or ``module:function``.
-
-    A ``module:Class`` bot is imported and built as ``Class(manifest=..., seed=...)``
-    (or ``Class()`` if it takes no arguments); a ``module:function`` is a policy from
-    (observation, mask) to an action index (bots/policy.py); docs/bots.md describes both.
-    """
-    from .greedy import GreedyBot
-    from .random_bot import RandomBot
-
-    text = spec.strip()
-    name = text.lower()
-    if name == "random":
-        return RandomBot(seed)
-    if name == "greedy":
-        return GreedyBot(manifest, seed)
-    if name.partition(":")[0].strip() == "mcts":
-        from .mcts import mcts_from_spec  # mcts, mcts:time=0.5, mcts:playouts=400 (docs/bots.md)
-
-        return mcts_from_spec(text, manifest, seed)
-    if name.startswith("cmd:"):
-        from .external import ExternalBot  # cmd:PROGRAM, a program speaking protocol/BOTS.md
-
-        try:
-            return ExternalBot(text[4:], seed)
-        except ValueError as e:
-            raise BotSpecError(str(e)) from None
-    if name.startswith("policy:"):
-        from .policy import policy_from_spec  # a trained model (bots/policy.py)
-
-        return policy_from_spec(text, manifest)
-    if ":" in text:
-        return _load_bot(text, manifest, seed)
-    raise BotSpecError(f"unknown bot {spec!r} (known: random, greedy, mcts, module:Class, module:function, "
-                       "policy:PATH or cmd:PROGRAM)")
-
-
-def _load_bot(spec: str, manifest: Manifest, seed: int) -> Bot:
-    import importlib
-
-    module_name, _, class_name = spec.partition(":")
-    try:
-        module = importlib.import_module(module_name)
-    except Exception as e:  # an arbitrary user module may fail in any way on import
-        raise BotSpecError(f"cannot import bot module {module_name!r}: {type(e).__name__}: {e}") from None
-    cls = getattr(module, class_name, None)
-    if cls is None:
-        raise BotSpecError(f"module {module_name!r} has no {class_name!r}")
-    if callable(cls) and not isinstance(cls, type):  # a function: a policy over the encoded game
-        from .policy import PolicyBot
-
-        return PolicyBot(cls, manifest, name=class_name)
-    try:
-        try:
-            bot = cls(manifest=manifest, seed=seed)
-        except TypeError:
-            bot = cls()
-    except Exception as e:
-        raise BotSpecError(f"cannot create bot {spec!r}: {type(e).__name__}: {e}") from None
-    if not callable(getattr(bot, "choose", None)):
-        raise BotSpecError(f"{spec!r} has no choose(observation, legal_actions) method")
-    if not isinstance(getattr(bot, "name", None), str):
-        try:
-            bot.name = class_name
-        except AttributeError:
-            pass
-    return bot
-
-
-BOT_NAMES = ("random", "greedy", "mcts")

@@ -43,8 +43,7 @@ def _rl_modules():
     try:
         import numpy as np
 
-        from ..env.actions import ActionTable
-        from ..env.observation import ObservationEncoder
+        from ..encoding import ActionTable, ObservationEncoder
     except ImportError as e:
         raise BotSpecError(f"a policy bot needs the [rl] extra ({e.name} is missing): "
                            "pip install 'basilica-p2p[rl]'") from None

@@ -43,7 +43,7 @@ def say_where(what: str, path: Path) -> None:
 
 def load_manifests(paths: list[Path]) -> dict[str, Manifest]:
     """The default manifest and every one given with --manifest, by hash."""
-    from ..replay.verify import known_manifests
+    from ..replay import known_manifests
 
     return known_manifests([load_manifest_option(p) for p in paths])
 
@@ -168,7 +168,7 @@ def _report_games(reports, me_name: str) -> None:
     for i, r in enumerate(reports, start=1):
         typer.echo(report_line(i, r, me_name))
     if len(reports) > 1:
-        from ..net.again import counted
+        from ..net import counted
 
         series = None
         for r in reports:
@@ -183,7 +183,7 @@ def report_line(number: int, r, me_name: str) -> str:
     names = [me_name, r.peer] if r.seat == 0 else [r.peer, me_name]
     sides = [f"{n} (player {k + 1}{', you' if k == r.seat else ''})" for k, n in enumerate(names)]
     if o.end == "forfeit":
-        from ..net.session import printable
+        from ..seat import printable
 
         loser = me_name if o.winner != r.seat else r.peer
         why = f" ({printable(loser, 64)}: {printable(o.reason, 200)})" if o.reason else ""

@@ -31,11 +31,9 @@ def _net_options(
     from ..bots import BotSpecError, close_bot, make_bot
     from ..engine import Options
     from ..identity import IdentityError, local_identity
-    from ..net.ledger import GameLedger
-    from ..net.peer import PeerConfig
-    from ..net.peers import KnownPeers
-    from ..tui import TerminalPlayer
-    from ..net.session import Settings, Timeouts
+    from ..net import GameLedger, KnownPeers, PeerConfig
+    from ..lineclient import TerminalPlayer
+    from ..net import Settings, Timeouts
 
     from ..referee import SCHEMES
 
@@ -95,7 +93,7 @@ def _net_options(
 def _run_peer(coro_fn, config, where: str = "", hint=None) -> None:
     """Run host or join; ``hint(error)`` says what to check after a network error."""
     from ..app import AppPlayer, run_in_app, stoppable
-    from ..net.session import SessionError
+    from ..net import SessionError
 
     person = config.person
     if person is None:
@@ -137,9 +135,7 @@ def _host_hint(bind: str, port: int):
 
 def _internet_options(stun: Optional[list[str]], no_stun: bool, port_mapping: str, ttl: int,
                       handshake: float, give_up: float = 60.0):
-    from ..net.gate import GateLimits
-    from ..net.invited import MAPPING_PROTOCOLS, InternetOptions
-    from ..net.stun import DEFAULT_SERVERS
+    from ..net import DEFAULT_SERVERS, MAPPING_PROTOCOLS, GateLimits, InternetOptions
 
     if port_mapping not in ("auto", "off", *MAPPING_PROTOCOLS):
         raise fail(f"--port-mapping {port_mapping!r}: choose auto, {', '.join(MAPPING_PROTOCOLS)} or off")
@@ -159,7 +155,7 @@ WORMHOLE_CODE = re.compile(r"^\s*\d+(-[A-Za-z]+)+\s*$")
 
 def _code_options(mailbox: Optional[str], relay: Optional[str], no_relay: bool):
     """--mailbox, --relay and --no-relay, checked, and the internet extra that codes need."""
-    from ..net.coded import PUBLIC_MAILBOX, PUBLIC_RELAY, CodeOptions, missing_extra
+    from ..net import PUBLIC_MAILBOX, PUBLIC_RELAY, CodeOptions, missing_extra
 
     missing = missing_extra()
     if missing is not None:
@@ -207,11 +203,7 @@ async def _host_with_invite(bind: str, port: int, config, internet, coded=None):
     import time
     from contextlib import AsyncExitStack
 
-    from ..net.gate import GateClosed, describe_path
-    from ..net.invite import format_invite
-    from ..net.invited import host_connection, reply_reader
-    from ..net.peer import play_games
-    from ..net.session import SessionError
+    from ..net import GateClosed, SessionError, describe_path, format_invite, host_connection, play_games, reply_reader
 
     def ready(r) -> None:
         config.resume_info["port"] = r.port
@@ -237,7 +229,7 @@ async def _host_with_invite(bind: str, port: int, config, internet, coded=None):
     companions = [reply_reader(_stdin_lines())]
     relayed: dict[str, object] = {}  # filled by the wormhole: which relay, and the key to meet there again
     if coded is not None:
-        from ..net.coded import wormhole_companion
+        from ..net import wormhole_companion
 
         def show_code(text: str) -> None:
             typer.echo(f"code: basilica join --code {text}")
@@ -253,7 +245,7 @@ async def _host_with_invite(bind: str, port: int, config, internet, coded=None):
         except GateClosed as e:
             raise SessionError(str(e)) from None
         if admitted.via == "relayed":
-            from ..net.coded import relay_note
+            from ..net import relay_note
 
             typer.echo(relay_note(admitted.peer), err=True)
             config.resume_info.update(relayed)  # basilica resume meets there again
@@ -270,8 +262,7 @@ def _join_with_invite(ctx, code, bot, ruleset, festum, festum_removal, manifest,
     """Join by an invite code (bas1:...) or, with ``coded``, by a wormhole code (7-word-word)."""
     import time
 
-    from ..net.invite import InviteError, invite_id, parse_invite
-    from ..net.ledger import GameLedger
+    from ..net import GameLedger, InviteError, invite_id, parse_invite
 
     invite = None
     if coded is None:
@@ -290,10 +281,7 @@ def _join_with_invite(ctx, code, bot, ruleset, festum, festum_removal, manifest,
     async def run():
         from dataclasses import replace
 
-        from ..net.dial import NoPath
-        from ..net.invited import join_connection, seated_play
-        from ..net.peer import play_games
-        from ..net.session import SessionError
+        from ..net import NoPath, SessionError, join_connection, play_games, seated_play
 
         def show_reply(text: str) -> None:
             typer.echo(f"reply: {text}")
@@ -304,7 +292,7 @@ def _join_with_invite(ctx, code, bot, ruleset, festum, festum_removal, manifest,
         async def connect(seconds: float):
             try:
                 if coded is not None:
-                    from ..net.coded import join_with_code
+                    from ..net import join_with_code
 
                     return await join_with_code(code, config.me, internet, coded, int(time.time()), config.log)
                 assert invite is not None  # parsed above when no wormhole code is given
@@ -317,7 +305,7 @@ def _join_with_invite(ctx, code, bot, ruleset, festum, festum_removal, manifest,
 
         async def play(dialed):
             if dialed.via == "relayed":
-                from ..net.coded import relay_note
+                from ..net import relay_note
 
                 typer.echo(relay_note(dialed.address.removeprefix("relay ")), err=True)
                 config.resume_info.update(dialed.relayed)  # basilica resume meets there again

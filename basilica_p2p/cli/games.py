@@ -104,7 +104,8 @@ def tournament_cmd(
 
     from ..bots import BotSpecError, make_bot
     from ..engine import Options
-    from ..tournament import OUTPUT_FILES, ClusterError, executor_for, fresh_folder, play_tournament, save, standings
+    from ..cluster import ClusterError, executor_for
+    from ..tournament import OUTPUT_FILES, fresh_folder, play_tournament, save, standings
 
     names = [b.strip() for b in bots.split(",") if b.strip()]
     if len(names) < 2 or len(set(names)) != len(names):

@@ -96,7 +96,7 @@ def host_cmd(
     Without --bot you play under your identity, made on first use and named after your login name.
     'basilica id rename NAME' changes the name the other player sees.
     """
-    from ..net import peer as net_peer
+    from .. import net
 
     if code and no_invite:
         raise fail("--code needs an invite: leave out --no-invite")
@@ -107,7 +107,7 @@ def host_cmd(
     # The joiner takes the clock and the limits from our hello.
     config.settings = replace(config.settings, clock=_clock(clock), limits=_limits(window, move_time))
     if watchers:
-        from ..net.watch import WatchHub
+        from ..net import WatchHub
 
         config.hub = WatchHub(config.me, watchers, config.log)
     assert config.resume_info is not None
@@ -126,7 +126,7 @@ def host_cmd(
                        "on this machine)", err=True)
         sys.stdout.flush()
 
-    _run_peer(lambda: with_watchers(bind, watch_port, config, lambda: net_peer.host(bind, port, config, ready)),
+    _run_peer(lambda: with_watchers(bind, watch_port, config, lambda: net.host(bind, port, config, ready)),
               config, f" ({bind}:{port})", _host_hint(bind, port))
 
 
@@ -167,7 +167,7 @@ def join_cmd(
     Without --bot you play under your identity, made on first use and named after your login name.
     'basilica id rename NAME' changes the name the other player sees.
     """
-    from ..net import peer as net_peer
+    from .. import net
 
     wormhole_code = code or (address if address and WORMHOLE_CODE.match(address) else None)
     if wormhole_code is not None or (address and re.match(r"\s*bas\d+r?:", address, re.IGNORECASE)):
@@ -187,7 +187,7 @@ def join_cmd(
                           keep_session=keep_session, shuffle=shuffle, plain=plain, chat=not no_chat)
     assert config.resume_info is not None
     config.resume_info.update(address=host_part.strip("[]"), port=int(port_part))
-    _run_peer(lambda: net_peer.join(host_part.strip("[]"), int(port_part), config), config, f" ({address})")
+    _run_peer(lambda: net.join(host_part.strip("[]"), int(port_part), config), config, f" ({address})")
 
 
 def play_cmd(
@@ -214,8 +214,8 @@ def play_cmd(
     from ..bots import BotSpecError, make_bot
     from ..engine import Options
     from ..identity import IdentityError, local_identity
-    from ..replay.verify import known_manifests, verify_file
-    from ..tui import TerminalPlayer, play_local
+    from ..replay import known_manifests, verify_file
+    from ..lineclient import TerminalPlayer, play_local
 
     import os
 
@@ -223,7 +223,7 @@ def play_cmd(
     man = load_manifest_option(manifest)
     time_control = _clock(clock)
     if web:
-        from ..app.web import serve_play
+        from ..app import serve_play
 
         try:  # made (and said) here, not silently by the first page's own process
             user_identity(home)
@@ -298,11 +298,9 @@ def demo_cmd(
     """
     from ..bots import BotSpecError, make_bot
     from ..engine import Options
-    from ..net.demo import run_demo
-    from ..net.session import SessionError
+    from ..net import SessionError, run_demo
     from ..render import render_board
-    from ..replay.forks import Agreement
-    from ..replay.verify import verify_file
+    from ..replay import Agreement, verify_file
 
     try:
         for b in (host_bot, join_bot):
@@ -362,10 +360,10 @@ def resume_cmd(
     from ..bots import BotSpecError, make_bot
     from ..identity import IdentityError, load_identity, local_identity
     from ..app import AppPlayer, run_in_app, stoppable, wants_app
-    from ..tui import TerminalPlayer
-    from ..net.resume import Rendezvous, resume
-    from ..net.session import SessionError, Timeouts, sidecar_path
-    from ..replay.file import ReplayError
+    from ..lineclient import TerminalPlayer
+    from ..net import Rendezvous, SessionError, Timeouts, sidecar_path
+    from ..net.resume import resume
+    from ..replay import ReplayError
 
     side_file = sidecar_path(replay)
     if not side_file.exists():
@@ -420,7 +418,7 @@ def resume_cmd(
 def _nothing_to_resume(replay: Path, side_file: Path) -> None:
     """Without its session file a game cannot go on; one that is finished (the file is deleted once
     both sides hold the result) says so, with its result, and where its replay is."""
-    from ..replay.verify import verify_file
+    from ..replay import verify_file
 
     if not replay.exists():
         raise fail(f"no replay {replay}")

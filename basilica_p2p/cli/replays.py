@@ -35,9 +35,7 @@ def verify(
 
     Needs no private key and no network. Exit 0 if every replay is a valid, finished game, the replays of each game agree and every evidence file is confirmed; 1 otherwise.
     """
-    from ..replay.evidence import check_evidence, is_evidence_file
-    from ..replay.forks import agreements, find_forks
-    from ..replay.verify import verify_file
+    from ..replay import agreements, check_evidence, find_forks, is_evidence_file, verify_file
 
     files = list(files or [])
     proofs = [p for p in files if is_evidence_file(p)]
@@ -94,7 +92,7 @@ def verify(
 
 
 def _walk(path: Path, manifest: list[Path]):
-    from ..replay.file import ReplayError
+    from ..replay import ReplayError
     from ..replay.show import walk
 
     try:
@@ -202,7 +200,7 @@ def replay_export(
     """Write the game as plain JSON: header, moves in notation, per-move state hashes, result.
 
     Exit 0 once written; 1, writing nothing, if the replay does not verify (unless --unverified)."""
-    from ..replay.show import export_json
+    from ..replay import export_json
 
     if fmt != "json":
         raise fail(f"unknown format {fmt!r} (json is the only one)")
@@ -237,7 +235,7 @@ def replay_html(
     The replay is verified first; a file that does not verify gives one error line, exit status 1, and no page.
     The page needs no network and no other file: open it in any browser.
     """
-    from ..replay.html import OutputError, ViewerError, write_viewer
+    from ..replay import OutputError, ViewerError, write_viewer
 
     manifests = load_manifests(manifest)
     if out is not None:
@@ -284,8 +282,9 @@ def replay_analyse(
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
-    from ..replay.analysis import BLUNDER, INACCURACY, AnalysisError, Budget, analyse
-    from ..tournament import ClusterError, executor_for, gather
+    from ..replay import BLUNDER, INACCURACY, AnalysisError, Budget, analyse
+    from ..cluster import ClusterError, executor_for
+    from ..executor import gather
 
     if time is not None and playouts is not None:
         raise fail("give --time or --playouts, not both")

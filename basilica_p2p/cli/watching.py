@@ -22,8 +22,7 @@ async def with_watchers(bind: str, watch_port: int, config: Any, play: Callable[
 
     import trio
 
-    from ..net.interfaces import local_candidates
-    from ..net.invite import Candidate
+    from ..net import Candidate, local_candidates
 
     listeners = await trio.open_tcp_listeners(watch_port, host=bind)
     port = listeners[0].socket.getsockname()[1]
@@ -58,8 +57,7 @@ def watch_cmd(
     """
     import time
 
-    from ..net.invite import InviteError, parse_watch
-    from ..net.watch import WatchError
+    from ..net import InviteError, WatchError, parse_watch
     from ._common import load_manifests
 
     try:
@@ -85,16 +83,16 @@ def watch_cmd(
         viewer = AppPlayer(me.name, watching=True)
         begin = viewer.watch_game
     else:
-        from ..tui.spectator import Spectator
+        from ..lineclient import Spectator
 
         viewer = None
         begin = Spectator().begin
 
     async def run() -> int:
-        from ..net.watch import watch
+        from ..net import watch_games
 
         stream = await _connect(where)
-        games = await watch(stream, watched, me, begin, manifests=manifests)
+        games = await watch_games(stream, watched, me, begin, manifests=manifests)
         return len(games)
 
     try:

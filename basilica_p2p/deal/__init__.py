@@ -34,7 +34,7 @@ what the machine is made of, and what the audit recomputes.
 from ._audit import DealRecord, Share, audit
 from ._curve import hash_to_card
 from ._deal import KEY, REKEY, SHUFFLE, DealMessage, key, open_card, parse_message, parse_share, rekey, share, shuffle
-from ._deck import MAX_CARDS, Deck, HashedDeck, Layout, hash_deck, layout
+from ._deck import FACE_SEPARATOR, MAX_CARDS, Deck, HashedDeck, Layout, hash_deck, layout, subdeck_id
 from ._errors import (CardOpenedTwice, DealError, FalseShare, InvalidDeck, MalformedValue, NotACard, NotOnCurve,
                       OutOfOrder, RepeatedCard, WrongCardCount)
 from ._keys import DeckKeys, deck_keys
@@ -43,9 +43,10 @@ from ._machine import DeckDeal
 SCHEME = "sra-p256-v1"
 
 __all__ = [
-    "KEY", "MAX_CARDS", "REKEY", "SCHEME", "SHUFFLE", "CardOpenedTwice", "DealError", "DealMessage", "DealRecord",
+    "FACE_SEPARATOR", "KEY", "MAX_CARDS", "REKEY", "SCHEME", "SHUFFLE", "CardOpenedTwice", "DealError", "DealMessage",
+    "DealRecord",
     "Deck", "DeckDeal", "DeckKeys", "FalseShare", "HashedDeck", "InvalidDeck", "Layout", "MalformedValue",
     "NotACard", "NotOnCurve", "OutOfOrder", "RepeatedCard", "Share", "WrongCardCount", "audit", "deck_keys",
     "hash_deck", "hash_to_card", "key", "layout", "open_card", "parse_message", "parse_share", "rekey", "share",
-    "shuffle",
+    "shuffle", "subdeck_id",
 ]

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..wire.text import is_text
+from ..wire import is_text
 from ._curve import hash_to_point
 from ._errors import InvalidDeck
 

@@ -6,8 +6,9 @@
     g = gymnasium.make("basilica-v0", opponent="greedy")   # the same, registered on import
     import basilica_p2p.env.spiel             # registers "python_basilica" with OpenSpiel
 
-The action index space and the observation encoding are documented in
-docs/notation.md; how to use the environments in docs/rl.md.  Nothing in
+The action index space and the observation encoding (basilica_p2p.encoding,
+re-exported here) are documented in docs/notation.md; how to use the
+environments in docs/rl.md.  Nothing in
 the engine imports this package.
 """
 
@@ -22,12 +23,11 @@ except ImportError as _e:  # pragma: no cover - exercised in a venv without the 
         f"basilica_p2p.env needs the [rl] extra ({_e.name} is missing): pip install 'basilica-p2p[rl]'"
     ) from None
 
-from .actions import ActionTable, OutOfTable, jester_cells  # noqa: E402
+from ..encoding import ActionTable, ObservationEncoder, OutOfTable, jester_cells  # noqa: E402
 from .aec import env as aec_env  # noqa: E402
 from .aec import raw_env  # noqa: E402
 from .gym import GymEnv  # noqa: E402
 from .layout import Layout  # noqa: E402
-from .observation import ObservationEncoder  # noqa: E402
 
 GYM_ID = "basilica-v0"
 if GYM_ID not in gymnasium.registry:  # importing twice (or under two names) registers once

@@ -16,8 +16,7 @@ import numpy as np
 
 from ..engine import Action, Game, Manifest, Options, Ruleset, default_manifest, observe
 from ..render import render_board
-from .actions import ActionTable
-from .observation import ObservationEncoder
+from ..encoding import ActionTable, ObservationEncoder
 
 AGENTS = ("player_1", "player_2")
 _SEED_TAG = b"basilica-p2p/env/v1\x00"

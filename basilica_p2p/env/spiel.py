@@ -8,11 +8,11 @@ and a chance node supplies it.  So every draw is a chance outcome, drawn with th
 probability the shuffle gives it, and no state holds a tile before the rules
 show it.  The first player is the first chance outcome.
 
-Player actions are the indices of :class:`~basilica_p2p.env.actions.ActionTable`;
+Player actions are the indices of :class:`~basilica_p2p.encoding.ActionTable`;
 chance outcomes are numbered face classes first (``0 .. faces-1``, an order
 face turned up), then tile ids (``faces + k``, the ``k``-th tile by id, a
 vault face turned up); the first player is outcome 0 or 1.  The observation
-tensor is :class:`~basilica_p2p.env.observation.ObservationEncoder`'s; the
+tensor is :class:`~basilica_p2p.encoding.ObservationEncoder`'s; the
 information-state tensor adds what a player remembers and the observation
 no longer shows: the order faces that went into the D11 reshuffle.  The
 information-state string is the public history (actions and revealed
@@ -37,13 +37,10 @@ except ImportError:  # pragma: no cover - exercised in a venv without the extra
         "basilica_p2p.env.spiel needs OpenSpiel from the [rl] extra: pip install 'basilica-p2p[rl]'"
     ) from None
 
-from ..engine import REVEAL, Game, Observation, TileSpec, default_manifest, format_action, observe
-from ..engine.components import format_colors
-from ..engine.hidden import Level, Reveal
-from ..engine.manifest import FaceClass
+from ..engine import (REVEAL, FaceClass, Game, Level, Observation, Reveal, TileSpec, default_manifest, format_action,
+                      format_colors, observe)
 from ._core import Setting
-from .actions import ActionTable, jester_cells
-from .observation import ObservationEncoder
+from ..encoding import ActionTable, ObservationEncoder, jester_cells
 
 SHORT_NAME = "python_basilica"
 MAX_GAME_LENGTH = 1000  # player decisions and chance outcomes; games here take about 200

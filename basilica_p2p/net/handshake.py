@@ -24,7 +24,7 @@ from ..engine import Manifest, Options
 from ..identity import Identity, fingerprint
 from ..names import shown
 from ..referee import GENESIS, HIDDEN_DEAL, GameSpec
-from ..replay.file import Header, ReplayWriter
+from ..replay import Header, ReplayWriter
 from ..seat import Refused as SeatRefused
 from ..seat import Seat, SeatSecrets, printable
 from ..seat import hello_body as seat_hello_body

@@ -8,7 +8,7 @@ On the connection itself the joiner proves it holds the invite with
 :func:`knock_mac` over a fresh challenge from the host.
 
 The format, byte by byte, is protocol/INVITE-FORMAT.md; test vectors are
-protocol/vectors/invite.json (``python -m basilica_p2p.net.invite_vectors``).
+protocol/vectors/invite.json (``python -m basilica_p2p.vectors.invite``).
 This module is pure: no clock (the caller passes ``now``), no randomness
 (the caller draws the secret), no sockets.  Every failure to read a code is
 an :class:`InviteError` whose message is one line a person can act on.

@@ -23,7 +23,7 @@ from typing import Any
 import trio
 
 from ..agent import Agent, Decision, Resign, TakeBack, as_agent
-from ..bots.external import NETWORK_SHARE
+from ..bots import NETWORK_SHARE
 from ..clock import Limits, TimeControl
 from ..engine import Action, Game
 from ..identity import Identity
@@ -43,8 +43,7 @@ from ..seat import (
     printable,
 )
 from ..seat import Refused as SeatRefused
-from ..wire import ProtocolError, open_envelope
-from ..wire.envelope import signed_by
+from ..wire import ProtocolError, open_envelope, signed_by
 from .chat import Chat, is_chat, listen_while_deciding
 from .connection import (
     LAG_SAMPLES,
@@ -60,7 +59,7 @@ from .connection import (
     Timeouts,
 )
 from .framing import PeerClosed, PeerTimeout
-from ..replay.file import Header
+from ..replay import Header
 from .handshake import Settings, differences, handshake, hello_body
 from .ledger import GameLedger
 from .peers import KnownPeers
@@ -690,7 +689,7 @@ async def _warn_at(when: float, told: Teller, who: int) -> None:
 def write_evidence(side: Side, a: bytes, b: bytes) -> Path:
     """Two different envelopes signed by one key for one sequence number, as a
     ``basilica-evidence/2`` proof next to the replay (a new file: never through a link)."""
-    from ..replay.evidence import write_evidence as write_proof
+    from ..replay import write_evidence as write_proof
 
     accused = open_envelope(a).sender
     hello = next((r for r in side.records[:2] if open_envelope(r).sender == accused), None)

@@ -20,7 +20,7 @@ from ..agent import Decision
 from ..engine import Manifest
 from ..identity import Identity
 from ..referee import HIDDEN_DEAL
-from ..replay.file import ReplayWriter
+from ..replay import ReplayWriter
 from ..seat import Refused as SeatRefused
 from ..seat import Seat, SeatSecrets
 from .connection import Refused
@@ -120,8 +120,9 @@ def side_from_replay(path: Path, manifests: dict[str, Manifest], me: Identity) -
     """
     import json
 
-    from ..replay.file import ReplayError
-    from ..replay.walk import seat_for, spec_from_replay, walk
+    from ..replay import ReplayError
+    from ..replay import seat_for, spec_from_replay
+    from ..replay.walk import walk
 
     writer, replay = ReplayWriter.open_append(path)
     sidecar = sidecar_path(path)
@@ -181,7 +182,7 @@ def _secrets_of(data: dict[str, Any]) -> SeatSecrets:
 
 
 def _record_error(replay: Any, seat: Seat, refused: SeatRefused) -> Exception:
-    from ..replay.file import ReplayError
+    from ..replay import ReplayError
 
     number = len(seat.records) + 1
     return ReplayError(number, replay.offsets[number], refused.detail)

@@ -28,8 +28,7 @@ import trio
 
 from ..engine import Manifest
 from ..identity import Identity
-from ..replay.file import Header
-from ..replay.walk import known_manifests, spec_of
+from ..replay import Header, known_manifests, spec_of
 from ..seat import Accepted, Seat, SeatEvent, printable
 from ..wire import ProtocolError
 from .connection import MAX_WATCHERS
@@ -279,7 +278,7 @@ class Watched:
         return self.seat.finished
 
 
-async def watch(stream: trio.abc.Stream, code: Invite, me: Identity, begin: Callable[[Header], Tell],
+async def watch_games(stream: trio.abc.Stream, code: Invite, me: Identity, begin: Callable[[Header], Tell],
                 log: Callable[[str], None] = lambda s: None, manifests: dict[str, Manifest] | None = None,
                 idle: float = IDLE) -> list[Watched]:
     """Watch on ``stream`` (connected to a candidate of ``code``) until the host says goodbye or
@@ -357,4 +356,4 @@ def _header(data: object, code: Invite) -> Header:
     return header
 
 
-__all__ = ["QUEUE", "WatchError", "WatchHub", "Watched", "watch"]
+__all__ = ["QUEUE", "WatchError", "WatchHub", "Watched", "watch_games"]

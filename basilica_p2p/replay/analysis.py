@@ -16,7 +16,7 @@ The results are saved beside the replay (``GAME.analysis.json``) with the
 replay's hash and the search budget, and reused when asked again with the same
 budget (a decision analysed once is not searched again; another ``--seat``
 adds the missing ones).  Decisions are independent jobs, so they run on any
-:class:`~basilica_p2p.tournament.Executor`: ``--jobs`` processes or ``--ray``.
+:class:`~basilica_p2p.executor.Executor`: ``--jobs`` processes or ``--ray``.
 """
 
 from __future__ import annotations
@@ -109,7 +109,7 @@ class Judged:
 
 def judge(d: Decision) -> Judged:
     """Search one decision (runs in a worker process or a Ray task)."""
-    from ..bots.mcts import MctsBot
+    from ..bots import MctsBot
 
     bot = MctsBot(d.manifest, d.seed, time=d.budget.time, playouts=d.budget.playouts)
     e = bot.estimate(d.view, d.legal, d.played)

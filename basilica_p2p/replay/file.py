@@ -29,8 +29,7 @@ from typing import TYPE_CHECKING, Any, BinaryIO
 
 from ..clock import Limits, TimeControl, TimeControlError
 from ..safefile import NotRegularFile, open_regular, sync_directory
-from ..wire import MAX_MESSAGE, ProtocolError, SHUFFLE_SCHEME, decode, encode
-from ..wire.text import is_text
+from ..wire import MAX_MESSAGE, SHUFFLE_SCHEME, ProtocolError, decode, encode, is_text
 
 if TYPE_CHECKING:
     from ..referee import GameSpec

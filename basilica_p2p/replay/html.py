@@ -26,9 +26,9 @@ from typing import Any
 
 from .. import safefile
 from ..describe import ORDER_TITLE, describe_action, describe_shuffle
-from ..engine import (Game, Manifest, Observation, OrderFace, ScoredBoard, ScoringResult, TileSpec, VaultFace,
-                      describe_pending, format_action, format_cell, observe)
-from ..engine.components import COLOR_LETTER, COLOR_NAME, RANK_LETTER, RANK_NAME, color_count, format_colors
+from ..engine import (COLOR_LETTER, COLOR_NAME, RANK_LETTER, RANK_NAME, Game, Manifest, Observation, OrderFace,
+                      ScoredBoard, ScoringResult, TileSpec, VaultFace, color_count, describe_pending, format_action,
+                      format_cell, format_colors, observe)
 from ..narration import fault_words
 from ..referee import END_FAULT, END_TIME, GameSpec
 from ..seat import Accepted, ChatSaid, GameStarted, MoveApplied, Scored, Seat, TakenBack

@@ -10,12 +10,15 @@ and puts a decision to it with :func:`ask_for`.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
 
-from ..agent import Agent
 from ..engine import Action, Game, observe
 from ..referee import Outcome
 from ._events import GameOver, GameStarted, MoveApplied, Scored, TakenBack
 from ._steps import Ask, StepKind
+
+if TYPE_CHECKING:  # the agent contract imports the seat; Told only names its type
+    from ..agent import Agent
 
 
 def ask_for(g: Game, seat: int) -> Ask:

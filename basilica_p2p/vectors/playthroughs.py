@@ -14,29 +14,25 @@ picked by trying seed indexes until each game reached what it is there for
 (:func:`search`); the test checks that it still does.  Nothing else of the
 policy matters to a reader of the vectors: the decisions are all written out.
 
-    python -m basilica_p2p.wire.playthroughs --write protocol/vectors
+    python -m basilica_p2p.vectors.playthroughs --write protocol/vectors
 """
 
 from __future__ import annotations
 
-import argparse
 import hashlib
 import json
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import msgpack
 
-from ..engine import Action, Event, Game, Options, Order, default_manifest, format_action
+from ..engine import CONFUSE_PAY, JESTER, Action, Event, Game, Manifest, Options, Order, default_manifest, format_action
 from ..engine import actions as A
-from ..engine.components import JESTER
-from ..engine.game import CONFUSE_PAY
-from ..engine.manifest import Manifest, manifest_from_json
+from ..engine.manifest import manifest_from_json
 from ..engine.rng import SeedStream
-from ..vectorfiles import emit
-from .vectors import seed as commit_reveal_seed
+from ._files import emit, parser
+from ._inputs import seed as commit_reveal_seed
 
 PLAYTHROUGHS = "playthroughs.json"
 SETUPS = "state-hash-setups.json"
@@ -387,10 +383,9 @@ def build() -> dict[str, bytes]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description="Build the playthrough and setup state-hash vectors.")
-    parser.add_argument("--write", type=Path, metavar="DIR", help="write the files into DIR (e.g. protocol/vectors)")
-    parser.add_argument("--search", action="store_true", help="print the first fitting seed index of each game")
-    args = parser.parse_args(argv)
+    command = parser("Build the playthrough and setup state-hash vectors.")
+    command.add_argument("--search", action="store_true", help="print the first fitting seed index of each game")
+    args = command.parse_args(argv)
     if args.search:
         for spec in GAMES:
             print(f"{spec.name}: {search(spec)}")

@@ -18,7 +18,7 @@ implementation can audit every deal without guessing:
   games, refused (with the error) or taken (with the verdict).
 
 Written with the other protocol vectors by
-``python -m basilica_p2p.wire.vectors --write protocol/vectors``;
+``python -m basilica_p2p.vectors.protocol --write protocol/vectors``;
 tests/test_deal_game_vectors.py checks them.
 """
 
@@ -31,21 +31,19 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..bots.random_bot import RandomBot
+from ..bots import RandomBot
 from ..deal import DealError, hash_to_card
-from ..deal.vectors import SECRETS, preimages
 from ..dealer import box_layout
 from ..engine import Manifest, Options, Ruleset, default_manifest, parse_manifest
 from ..engine.manifest import SCHEMA
-from ..identity import Identity
 from ..referee import HIDDEN_DEAL
 from ..replay.file import MAGIC, frame, parse
-from ..replay.local import play_recorded
-from ..replay.verify import Verdict, known_manifests, verify_file
-from ..replay.walk import seat_for
+from ..replay import Verdict, known_manifests, play_recorded, seat_for, verify_file
 from ..seat import Refused, Seat
-from .canonical import encode
-from .envelope import PROTOCOL_VERSION, TAG, Envelope, open_envelope
+from ..wire import PROTOCOL_VERSION, Envelope, encode, open_envelope
+from ..wire.envelope import TAG
+from ._inputs import MANIFEST_CASES, NONCES, counter_salts, identities
+from .deal import SECRETS, preimages
 
 FILES = ("hidden.replay", "hidden-six.replay", "deal-game.json")
 
@@ -94,24 +92,14 @@ class _Game:
         return seat
 
 
-def _identities() -> tuple[Identity, Identity]:
-    from .vectors import identities
-
-    return identities()
-
-
 def six_manifest() -> Manifest:
-    from .vectors import MANIFEST_CASES
-
     return parse_manifest(MANIFEST_CASES[0][2])
 
 
 def _play(manifest: Manifest, game_id: bytes, seeds: tuple[int, int]) -> bytes:
-    from .vectors import NONCES, counter_salts
-
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "game.replay"
-        play_recorded(path, manifest, Options(), _identities(), (RandomBot(seeds[0]), RandomBot(seeds[1])),
+        play_recorded(path, manifest, Options(), identities(), (RandomBot(seeds[0]), RandomBot(seeds[1])),
                       NONCES, game_id, counter_salts(), shuffle=HIDDEN_DEAL, deal_secrets=SECRETS)
         return path.read_bytes()
 
@@ -203,7 +191,7 @@ class _Case:
 
 
 def _run(case: _Case) -> dict[str, Any]:
-    ids = _identities()
+    ids = identities()
     seat = case.game.seat_after(case.after)
     envs = case.game.envelopes
     made = case.make(seat, envs)
@@ -440,7 +428,7 @@ def build() -> dict[str, bytes]:
     hidden, six = games()
     shuffled = reshuffle(hidden)
     _check_hidden_game(hidden, shuffled)
-    ids = _identities()
+    ids = identities()
     value = {
         "description": "The hidden deal sra-p256-v1 inside games (PROTOCOL.md 5b and 6, DEAL-FORMAT.md): the "
                        "decks of three boxes, the cards of every round and the D11 reshuffle of hidden.replay and "

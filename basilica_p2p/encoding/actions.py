@@ -26,10 +26,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import cast
 
+from ..engine import ALL_COLORS, ARCHITECT, JESTER, MASON, STRONGMAN, WIDTH, Action
 from ..engine import actions as A
-from ..engine.actions import Action
-from ..engine.cells import WIDTH
-from ..engine.components import ALL_COLORS, ARCHITECT, JESTER, MASON, STRONGMAN
 
 ROWS = 20  # rows the fixed spaces cover; games seen here stay under 13 (docs/notation.md)
 RANKS = (ARCHITECT, MASON, STRONGMAN, JESTER)

@@ -7,27 +7,25 @@ the file lists texts every reader must refuse, with the error each gives.
 tests/test_invite.py checks the committed file against a fresh build and
 re-derives every byte with hashlib, hmac and base64.  Regenerate with::
 
-    python -m basilica_p2p.net.invite_vectors --write protocol/vectors
+    python -m basilica_p2p.vectors.invite --write protocol/vectors
 """
 
 from __future__ import annotations
 
-import argparse
 import json
-from pathlib import Path
 from typing import Any
 
 import msgpack
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 
-from ..vectorfiles import emit
+from ..net import invite as iv
+from ..net import Candidate, Invite
 from ..wire import encode
-from . import invite as iv
-from .invite import Candidate, Invite
+from ._files import emit, parser
+from ._inputs import KEY_SEEDS
 
 FILE = "invite.json"
-SEEDS = (bytes([0x01]) * 32, bytes([0x02]) * 32)  # host, joiner: "alice" and "bob" of the other vectors
 SECRET = bytes(range(0xA0, 0xB0))
 CHALLENGE = bytes(range(0x40, 0x60))
 EXPIRES = 1767225600  # 2026-01-01 00:00:00 UTC
@@ -37,7 +35,7 @@ def public_key(seed: bytes) -> bytes:
     return Ed25519PrivateKey.from_private_bytes(seed).public_key().public_bytes(Encoding.Raw, PublicFormat.Raw)
 
 
-HOST_KEY, JOINER_KEY = public_key(SEEDS[0]), public_key(SEEDS[1])
+HOST_KEY, JOINER_KEY = public_key(KEY_SEEDS[0]), public_key(KEY_SEEDS[1])  # "alice" and "bob" of the other vectors
 
 INVITES: tuple[tuple[str, int, tuple[Candidate, ...]], ...] = (
     ("no-candidates", EXPIRES, ()),
@@ -172,8 +170,8 @@ def _refused() -> list[dict[str, Any]]:
 def build() -> dict[str, Any]:
     return {
         "about": "Invite and reply codes, protocol/INVITE-FORMAT.md. Binary values are lowercase hex. "
-                 "Written by python -m basilica_p2p.net.invite_vectors; checked by tests/test_invite.py.",
-        "inputs": {"host_key_seed": SEEDS[0].hex(), "joiner_key_seed": SEEDS[1].hex(),
+                 "Written by python -m basilica_p2p.vectors.invite; checked by tests/test_invite.py.",
+        "inputs": {"host_key_seed": KEY_SEEDS[0].hex(), "joiner_key_seed": KEY_SEEDS[1].hex(),
                    "host_key": HOST_KEY.hex(), "joiner_key": JOINER_KEY.hex(),
                    "secret": SECRET.hex(), "challenge": CHALLENGE.hex()},
         "kinds": list(iv.KINDS),
@@ -192,9 +190,7 @@ def build_vectors() -> dict[str, bytes]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description="Build the invite code test vectors.")
-    parser.add_argument("--write", type=Path, metavar="DIR", help=f"write {FILE} into DIR (e.g. protocol/vectors)")
-    emit(build_vectors(), parser.parse_args(argv).write)
+    emit(build_vectors(), parser("Build the invite code test vectors.", FILE).parse_args(argv).write)
     return 0
 
 

@@ -6,24 +6,23 @@ deck of 6 face cards and two sub-decks.  Every value is derived, dealt and
 opened; tests/test_deal.py checks the committed file against a fresh build
 and re-derives its points with plain integer arithmetic.  Regenerate with::
 
-    python -m basilica_p2p.deal.vectors --write protocol/vectors
+    python -m basilica_p2p.vectors.deal --write protocol/vectors
 """
 
 from __future__ import annotations
 
-import argparse
 import json
-from pathlib import Path
 from typing import Any
 
 import msgpack
 
-from ..vectorfiles import emit
-from . import DealMessage, DealRecord, DeckDeal, HashedDeck, Share, audit, deck_keys, hash_deck, hash_to_card, layout
-from ._curve import CARD_TAG, KEY_COMMIT_TAG, key_commitment, tagged_hash, tagged_preimage
-from ._keys import CARD_KEY, DECK_KEY, KEY_TAG, PERM_TAG, card_key, deck_key
+from ..deal import (DealMessage, DealRecord, DeckDeal, HashedDeck, Share, audit, deck_keys, hash_deck, hash_to_card,
+                    layout)
+from ..deal._curve import CARD_TAG, KEY_COMMIT_TAG, key_commitment, tagged_hash, tagged_preimage
+from ..deal._keys import CARD_KEY, DECK_KEY, KEY_TAG, PERM_TAG, card_key, deck_key
+from ._files import emit, parser
+from ._inputs import GAME_ID
 
-GAME_ID = bytes(range(32))
 SECRETS = (bytes([0xD1]) * 32, bytes([0xD2]) * 32)
 CLASSES: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("MOVE-B", ("t1",)),
@@ -161,10 +160,7 @@ def build_vectors() -> dict[str, bytes]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description="Build the deal test vectors.")
-    parser.add_argument("--write", type=Path, metavar="DIR", help="write deal.json into DIR (e.g. protocol/vectors)")
-    args = parser.parse_args(argv)
-    emit(build_vectors(), args.write)
+    emit(build_vectors(), parser("Build the deal test vectors.", FILE).parse_args(argv).write)
     return 0
 
 

@@ -32,17 +32,18 @@ from ..engine import (
     Manifest,
     NotationError,
     Observation,
+    OrderFace,
     ScoringResult,
     format_action,
     parse_action,
 )
 from ..engine import actions as A
-from ..engine.observation import OrderFace
 from ..narration import Line, LineKind, Narrator, names_shown
 from ..seat import AgainOffered, Ask, ClocksChanged, GameOver, GameStarted, MoveApplied, Scored, SeatEvent, Series, TakenBack
 from ..typed import read
-from .help import COMMANDS, NOTATION, rules_text
-from .screen import WIDTH_COLS, board_lines, decision_line
+from ..drawing import WIDTH_COLS, board_lines, decision_line
+from ..rules_help import NOTATION, rules_text
+from .help import COMMANDS
 
 SCREEN_LINES = 24
 RECENT = 4  # moves told again on the screen of our next decision
@@ -563,7 +564,7 @@ class TerminalPlayer(AgentBase):
             return ""
         import random
 
-        from ..bots.base import sample_game
+        from ..bots import sample_game
 
         try:
             g = sample_game(self.view, self.manifest, random.Random(0))

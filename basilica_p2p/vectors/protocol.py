@@ -1,12 +1,13 @@
 """Test vectors for other implementations (protocol/PROTOCOL.md, protocol/vectors/).
 
 Everything here comes from fixed inputs: two Ed25519 keys from fixed 32-byte
-seeds, a fixed game id and fixed nonces, the default manifest, fixed Jester
-salts and two seeded random bots.  Ed25519 signatures are deterministic, so
-the same code always writes the same bytes; tests/test_vectors.py checks the
-committed files against a fresh build.  Regenerate with::
+seeds, a fixed game id and fixed nonces (_inputs.py, shared with the other
+families), the default manifest, fixed Jester salts and two seeded random
+bots.  Ed25519 signatures are deterministic, so the same code always writes
+the same bytes; tests/test_vectors.py checks the committed files against a
+fresh build.  Regenerate with::
 
-    python -m basilica_p2p.wire.vectors --write protocol/vectors
+    python -m basilica_p2p.vectors.protocol --write protocol/vectors
 
 The replay's hellos carry ``software = "basilica-p2p <version>"``, so a
 version bump changes small.replay and envelope.json: regenerate then.
@@ -14,36 +15,30 @@ version bump changes small.replay and envelope.json: regenerate then.
 
 from __future__ import annotations
 
-import argparse
 import json
 import tempfile
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import msgpack
-from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from ..agent import AgentBase, BotAgent, Decision, TakeBack
-from ..bots.random_bot import RandomBot
+from ..bots import RandomBot
 from ..clock import Limits, TimeControl
-from ..engine import Game, Options, default_manifest, format_action, observe
-from ..engine.manifest import parse_manifest
-from ..vectorfiles import emit
+from ..engine import Game, Options, default_manifest, format_action, observe, parse_manifest
 from ..engine.rng import FESTUM_REMOVAL, FIRST_PLAYER, SHUFFLE, SeedStream, first_player, reshuffle_label, shuffled
-from ..identity import Identity
-from ..replay.file import parse
-from ..replay.local import play_recorded
-from .commit import commitment, game_seed, jester_commitment
-from .envelope import PROTOCOL_VERSION, TAG, open_envelope
-from .hidden_vectors import FILES as HIDDEN_FILES
-from .hidden_vectors import build as build_hidden
-from .text import BOUNDS, EXCLUDED_CATEGORIES, UNICODE_VERSION, is_text
+from ..referee import GameSpec
+from ..replay.file import Header, ReplayWriter, parse, read_replay
+from ..replay import play_recorded
+from ..seat import Refused, Seat
+from ..wire import PROTOCOL_VERSION, commitment, jester_commitment, open_envelope, seal
+from ..wire.envelope import TAG
+from ..wire.text import BOUNDS, EXCLUDED_CATEGORIES, UNICODE_VERSION, is_text
+from ._files import emit, parser
+from ._inputs import GAME_ID, KEY_SEEDS, MANIFEST_CASES, NAMES, NONCES, counter_salts, identities, seed
+from .hidden import FILES as HIDDEN_FILES
+from .hidden import build as build_hidden
 
-KEY_SEEDS = (bytes([1]) * 32, bytes([2]) * 32)
-NAMES = ("alice", "bob")
-GAME_ID = bytes(range(32))
-NONCES = (bytes([0xA1]) * 32, bytes([0xB2]) * 32)
 # Bot seeds picked by search: a 54-decision game that includes a secret
 # Jester round (jcommit/jreveal), so the replay exercises every message type
 # of a normal game except forfeit.
@@ -65,47 +60,6 @@ CLOCK_GAME_ID = bytes(range(32, 64))
 # player 2 signs an illegal action at its FAULT_AT-th decision, and player 1's fault cites it.
 FAULT_GAME_ID = bytes(range(64, 96))
 FAULT_AT, FAULT_ACTION = 3, "V1:a99"
-
-# Manifest inputs for the hash (protocol/MANIFEST.md "Hash"), as JSON texts.
-# The first two differ only in what is not hashed or is a default written
-# out, so they share a hash; the third sets every optional field to
-# something else, with wild tiles spelt in both letter orders and ids out of
-# order (the hash keeps file order).
-_SIX_TILES = """[
-    {"id": 1, "colors": "Y", "crown": true, "order": "PROMOTE", "paid": true},
-    {"id": 2, "colors": "B", "crown": false, "order": "MOVE", "paid": false},
-    {"id": 3, "colors": "R", "crown": false, "order": "RECRUIT", "paid": false},
-    {"id": 4, "colors": "G", "crown": true, "order": "CONFUSE", "paid": true},
-    {"id": 5, "colors": "Y/B", "crown": false, "order": "STAINED_GLASS", "paid": false},
-    {"id": 6, "colors": "R/G", "crown": false, "order": "DISASTER", "paid": false}
-  ]"""
-MANIFEST_CASES: tuple[tuple[str, str, str], ...] = (
-    ("minimal",
-     "Only the required fields: no name, order_faces_show_crown, supply or festum.",
-     '{"schema": "basilica-manifest/1", "crown_spaces": [3, 7],\n  "tiles": ' + _SIX_TILES + "}\n"),
-    ("defaults-written-out",
-     "The minimal manifest with a name, the fields in another order, and the defaults written out "
-     "(order_faces_show_crown false, supply 5/4/1, festum with no tiles and 0 Altar tokens): the same hash.",
-     '{"tiles": ' + _SIX_TILES + ',\n  "festum": {"altar_tokens": 0, "tiles": []},\n'
-     '  "supply": {"coins": 1, "promotion_tokens": 4, "builders": 5},\n  "name": "my copy",\n'
-     '  "order_faces_show_crown": false, "crown_spaces": [3, 7], "schema": "basilica-manifest/1"}\n'),
-    ("non-default",
-     "Every optional field set to a non-default value; ids out of order and large; wild tiles written "
-     "'B/Y' and 'G/R' (the same colour bits as 'Y/B' and 'R/G').",
-     '{"schema": "basilica-manifest/1", "name": "house rules", "crown_spaces": [5, 200, 1000],\n'
-     '  "order_faces_show_crown": true,\n  "supply": {"builders": 3, "promotion_tokens": 0, "coins": 0},\n'
-     '  "tiles": [\n'
-     '    {"id": 1000000, "colors": "B/Y", "crown": true, "order": "RECRUIT", "paid": true},\n'
-     '    {"id": 300, "colors": "G", "crown": false, "order": "SCAFFOLDING", "paid": false},\n'
-     '    {"id": 2, "colors": "G/R", "crown": true, "order": "MOVE", "paid": false},\n'
-     '    {"id": 70000, "colors": "R", "crown": false, "order": "CONFUSE", "paid": false},\n'
-     '    {"id": 5, "colors": "Y", "crown": false, "order": "PROMOTE", "paid": false},\n'
-     '    {"id": 6, "colors": "B", "crown": true, "order": "DISASTER", "paid": false}\n  ],\n'
-     '  "festum": {"tiles": [\n'
-     '    {"id": 7, "colors": "Y", "crown": true, "order": "ALTAR", "paid": false},\n'
-     '    {"id": 4, "colors": "B/G", "crown": false, "order": "PROMOTE", "paid": true}\n'
-     '  ], "altar_tokens": 300}}\n'),
-)
 
 # Strings for the text(N) rule (PROTOCOL.md section 4): (text, N, why).
 TEXT_CASES: tuple[tuple[str, int, str], ...] = (
@@ -142,29 +96,8 @@ TEXT_CASES: tuple[tuple[str, int, str], ...] = (
 )
 
 
-def identities() -> tuple[Identity, Identity]:
-    return (Identity(NAMES[0], Ed25519PrivateKey.from_private_bytes(KEY_SEEDS[0])),
-            Identity(NAMES[1], Ed25519PrivateKey.from_private_bytes(KEY_SEEDS[1])))
-
-
-def counter_salts() -> Callable[[], bytes]:
-    """Jester salts 1, 2, 3, ... as 32-byte big-endian numbers (fixed, unlike real play)."""
-    n = 0
-
-    def salt() -> bytes:
-        nonlocal n
-        n += 1
-        return n.to_bytes(32, "big")
-
-    return salt
-
-
 def bots() -> tuple[RandomBot, RandomBot]:
     return RandomBot(BOT_SEEDS[0]), RandomBot(BOT_SEEDS[1])
-
-
-def seed() -> bytes:
-    return game_seed(GAME_ID, NONCES[0], NONCES[1])
 
 
 def _below(label: bytes, count: int = 8, n: int = 1000) -> list[int]:
@@ -296,11 +229,6 @@ def clock_replay() -> bytes:
 def fault_replay() -> bytes:
     """A protocol-3 replay: limits in the hellos and the header, and a fault that ends the game,
     citing player 2's signed illegal action whole (PROTOCOL.md §4c)."""
-    from ..referee import GameSpec
-    from ..replay.file import Header, ReplayWriter, read_replay
-    from ..seat import Refused, Seat
-    from .envelope import seal
-
     p1, p2 = identities()
     with tempfile.TemporaryDirectory() as tmp:
         whole, cut_file = Path(tmp) / "whole.replay", Path(tmp) / "fault.replay"
@@ -373,10 +301,7 @@ def build_vectors() -> dict[str, bytes]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description="Build the protocol test vectors.")
-    parser.add_argument("--write", type=Path, metavar="DIR", help="write the files into DIR (e.g. protocol/vectors)")
-    args = parser.parse_args(argv)
-    emit(build_vectors(), args.write)
+    emit(build_vectors(), parser("Build the protocol test vectors.").parse_args(argv).write)
     return 0
 
 

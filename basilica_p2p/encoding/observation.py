@@ -19,11 +19,8 @@ from operator import is_not, ne
 
 import numpy as np
 
-from ..engine import Manifest, Observation, OrderFace, VaultFace
-from ..engine.cells import WIDTH
-from ..engine.components import ALL_COLORS, Order
-from ..engine.game import (AFTER_REDEAL, CONFUSE_MOVE, CONFUSE_PAY, JESTER_COLORS, MAIN, PAID, SECOND_ALTAR,
-                           SECOND_SCAFFOLD)
+from ..engine import (AFTER_REDEAL, ALL_COLORS, CONFUSE_MOVE, CONFUSE_PAY, JESTER_COLORS, MAIN, PAID, SECOND_ALTAR,
+                      SECOND_SCAFFOLD, WIDTH, Manifest, Observation, Order, OrderFace, VaultFace)
 from .actions import ROWS
 
 PENDING_KINDS = (MAIN, AFTER_REDEAL, SECOND_SCAFFOLD, SECOND_ALTAR, PAID, CONFUSE_PAY, CONFUSE_MOVE, JESTER_COLORS)

@@ -9,7 +9,7 @@ from rich.console import Console
 from rich.text import Text
 
 from ..narration import LineKind, Narrator
-from ..replay.file import Header
+from ..replay import Header
 from ..seat import SeatEvent
 
 STYLE = {LineKind.THEM: "", LineKind.NOTE: "bold", LineKind.SCORING: "bold", LineKind.DETAIL: "dim",

@@ -1,5 +1,9 @@
 """The game as one terminal screen (rich), drawn from a player's observation.
 
+The line client prints these lines; the full-screen app builds its widgets from the
+same pieces (a cell, an order or vault face, the track, the status and decision
+lines), and render.py turns them into plain text for replays and logs.
+
 Everything here is built from an :class:`Observation`, which holds public
 facts only, so the screen cannot show the stack order or a crown hidden under
 an order face.  The layout fits 80 columns: the cathedral on the left, the
@@ -13,11 +17,8 @@ from collections.abc import Sequence
 
 from rich.text import Text
 
-from ..engine import Observation, describe_pending
-from ..engine.game import CONFUSE_MOVE, CONFUSE_PAY, JESTER_COLORS, PAID
-from ..engine.cells import COLUMNS, WIDTH
-from ..engine.components import COLOR_LETTER, RANK_LETTER, colors_of
-from ..engine.observation import OrderFace, VaultFace
+from .engine import (COLOR_LETTER, COLUMNS, CONFUSE_MOVE, CONFUSE_PAY, JESTER_COLORS, PAID, RANK_LETTER, WIDTH,
+                     Observation, OrderFace, VaultFace, colors_of, describe_pending)
 
 WIDTH_COLS = 80
 CELL = 9  # characters per cathedral cell
@@ -41,7 +42,7 @@ def colors_text(mask: int) -> Text:
     return t
 
 
-def _cell(obs: Observation, c: int, faces: dict[int, VaultFace], builders: dict[int, tuple[int, int]]) -> Text:
+def cell_text(obs: Observation, c: int, faces: dict[int, VaultFace], builders: dict[int, tuple[int, int]]) -> Text:
     if c in obs.scaffold:
         return Text("###", style="dim")
     face = faces.get(c)
@@ -72,7 +73,7 @@ def cathedral_lines(obs: Observation, max_rows: int = 12) -> list[Text]:
     for row in range(top, bottom - 1, -1):
         line = Text(f"{row:>3} ")
         for col in range(WIDTH):
-            cell = _cell(obs, (row - 1) * WIDTH + col, faces, builders)
+            cell = cell_text(obs, (row - 1) * WIDTH + col, faces, builders)
             cell.pad_right(CELL - cell.cell_len)
             line.append_text(cell)
         line.rstrip()
@@ -82,7 +83,7 @@ def cathedral_lines(obs: Observation, max_rows: int = 12) -> list[Text]:
     return lines
 
 
-def _order_face(face: OrderFace | None) -> Text:
+def order_face_text(face: OrderFace | None) -> Text:
     if face is None:
         return Text("(empty)", style="dim")
     t = Text(SHORT_ORDER.get(face.order.value, face.order.value), style="bold")
@@ -94,7 +95,7 @@ def _order_face(face: OrderFace | None) -> Text:
     return t
 
 
-def _vault_face(face: VaultFace | None) -> Text:
+def vault_face_text(face: VaultFace | None) -> Text:
     if face is None:
         return Text("empty", style="dim")  # beside the widest order, within the 80 columns
     t = colors_text(face.colors)
@@ -131,21 +132,21 @@ def market_lines(obs: Observation) -> list[Text]:
     lines = [Text("market", style="underline").append(": taking Vk uses Ok", style="dim")]
     for k in range(3):
         t = Text(f"O{k + 1} ")
-        t.append_text(_order_face(obs.orders[k]))
+        t.append_text(order_face_text(obs.orders[k]))
         t.pad_right(max(0, ORDER_COL - t.cell_len))
         t.append(f" V{k + 1} ")
-        t.append_text(_vault_face(obs.market[k]))
+        t.append_text(vault_face_text(obs.market[k]))
         lines.append(t)
     if obs.in_hand is not None:
         space, face = obs.in_hand
         t = Text(f"in hand (from O{space}): ")
-        t.append_text(_order_face(face))
+        t.append_text(order_face_text(face))
         lines.append(t)
     top = obs.stack_top
     st = Text(f"stack {obs.stack_size}")
     if top is not None:
         st.append(" top ")
-        st.append_text(_order_face(top))
+        st.append_text(order_face_text(top))
     lines.append(st)
     lines.append(Text(f"discard {len(obs.discard)}" + (f"  out {obs.out_count}" if obs.out_count else "")
                       + ("  reshuffled" if obs.reshuffles else "")))

@@ -22,7 +22,7 @@ from ..clock import TimeClaim, TimeControl
 from ..engine import Game, Manifest, Options
 from ..seat import Ask, SeatEvent
 from ..identity import Identity
-from ..replay.local import Forfeit, play_both_seats
+from ..replay import Forfeit, play_both_seats
 from ..safefile import publish
 from .player import TerminalPlayer
 
