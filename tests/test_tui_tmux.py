@@ -7,57 +7,17 @@ import os
 import re
 import subprocess
 import sys
-import time
 import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from support.system_needs import require_command
+from support.terminal import Pane, at_prompt, tmux_command
 
 # The terminal tests run one after another on one worker: each is a game in real time.
 pytestmark = pytest.mark.xdist_group("terminal")
 
 ROOT = Path(__file__).resolve().parent.parent
-
-
-def _tmux() -> str:
-    """tmux from the system packages (scripts/test installs it; a test run installs nothing)."""
-    return require_command("tmux is needed for the terminal test (Debian's tmux)", "tmux")
-
-
-class Pane:
-    def __init__(self, tmux: str, name: str) -> None:
-        # A tmux server of its own (-L): with the shared default server, one test's last
-        # session ending stops the server while another's new-session is connecting to it.
-        self.tmux = [tmux, "-L", name]
-        self.name = name
-
-    def text(self, escapes: bool = False) -> str:
-        args = [*self.tmux, "capture-pane", "-p", "-J", "-t", self.name] + (["-e"] if escapes else [])
-        return subprocess.run(args, capture_output=True, text=True, check=True).stdout
-
-    def send(self, line: str) -> None:
-        subprocess.run([*self.tmux, "send-keys", "-t", self.name, "-l", line], check=True)
-        subprocess.run([*self.tmux, "send-keys", "-t", self.name, "Enter"], check=True)
-
-    def wait(self, ready: Callable[[str], bool], what: str, timeout: float = 30.0) -> str:
-        """Wait until ``ready`` holds for a screen that stayed the same for a moment."""
-        end = time.monotonic() + timeout
-        last, since = "", time.monotonic()
-        while time.monotonic() < end:
-            now = self.text()
-            if now != last:
-                last, since = now, time.monotonic()
-            elif time.monotonic() - since > 0.25 and ready(now):
-                return now
-            time.sleep(0.05)
-        raise AssertionError(f"timed out waiting for {what}; the screen was:\n{last}")
-
-
-def at_prompt(screen: str) -> bool:
-    lines = [ln.rstrip() for ln in screen.splitlines() if ln.strip()]
-    return bool(lines) and (lines[-1] == ">" or "EXIT=" in screen)
 
 
 @pytest.fixture
@@ -72,7 +32,7 @@ def short_manifest(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def pane(tmp_path: Path) -> Iterator[Callable[[list[str], dict[str, str]], Pane]]:
-    tmux = _tmux()
+    tmux = tmux_command()
     name = f"basilica-test-{uuid.uuid4().hex[:8]}"
 
     def start(argv: list[str], env: dict[str, str]) -> Pane:
