@@ -29,8 +29,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from .deal import FACE_SEPARATOR, MAX_CARDS, SCHEME, Deck, Layout, layout, subdeck_id
+from .deal import FACE_SEPARATOR, MAX_CARDS, Deck, Layout, layout, subdeck_id
 from .engine import FaceClass, Level, Manifest, Options, Position, Reveal
+from .schemes import HIDDEN_DEAL
 from .wire import MAX_DECKS
 
 MAIN = "faces"
@@ -93,7 +94,7 @@ def deal_problem(manifest: Manifest, options: Options) -> str | None:
     tiles = sum(len(t) for _, t in classes)
     shared = [t for _, t in classes if len(t) >= 2]
     cards = tiles + sum(len(t) for t in shared)
-    what = f"the hidden deal {SCHEME} cannot deal this game's {tiles} tiles:"
+    what = f"the hidden deal {HIDDEN_DEAL} cannot deal this game's {tiles} tiles:"
     if tiles > MAX_CARDS:
         return f"{what} it deals at most {MAX_CARDS} tiles"
     if len(shared) > MAX_DECKS - 1:

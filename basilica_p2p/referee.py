@@ -24,15 +24,12 @@ from dataclasses import dataclass
 from .clock import Limits, TimeClaim, TimeControl
 from .engine import EngineError, Game, Manifest, Options, first_player, format_action, parse_action
 from .engine import actions as A
-from .wire import (PROTOCOL_VERSION, SHUFFLE_SCHEME, Envelope, ProtocolError, commitment, game_seed, jester_commitment,
-                   open_envelope)
+from .wire import PROTOCOL_VERSION, Envelope, ProtocolError, commitment, game_seed, jester_commitment, open_envelope
+from .schemes import COMMIT_REVEAL, HIDDEN_DEAL, SCHEMES
 from .wire import (AckBody, ActionBody, DealBody, HelloBody, JesterCommitBody, JesterRevealBody, ResultBody, RevealBody,
                    SecretBody, SharesBody, TakebackBody, TimeoutBody, body_of)
 from .dealer import deal_id, deal_problem
 from .table import Table
-
-HIDDEN_DEAL = "sra-p256-v1"
-SCHEMES = (SHUFFLE_SCHEME, HIDDEN_DEAL)
 
 END_FORFEIT = "forfeit"
 END_TIME = "time"  # won on time: a signed claim that the other side's clock ran out
@@ -71,7 +68,7 @@ class GameSpec:
     names: tuple[str, str]
     options: Options
     manifest: Manifest
-    shuffle: str = SHUFFLE_SCHEME
+    shuffle: str = COMMIT_REVEAL
     clock: TimeControl | None = None
     limits: Limits | None = None  # protocol 3: a network game's agreed limits
 
@@ -668,7 +665,7 @@ class Referee:
         """A player asks to go back to its own earlier decision at ply ``to``; the other's
         signature on the same message is its consent (:meth:`_consent`)."""
         g = self.game
-        if self.spec.shuffle != SHUFFLE_SCHEME:
+        if self.spec.shuffle != COMMIT_REVEAL:
             # Cards opened by a hidden deal cannot be closed again (docs/playing.md).
             raise ProtocolError(f"{where}: a takeback in a game dealt by {self.spec.shuffle}")
         if g is None or self._bad_reveal is not None or self._step not in ("action", "jcommit") or self._jester:

@@ -8,6 +8,7 @@ import time
 from pathlib import Path
 
 from ..engine import Options, default_manifest
+from ..schemes import HIDDEN_DEAL
 
 
 def bench_deal(games: int) -> None:
@@ -83,7 +84,7 @@ def bench_deal(games: int) -> None:
             best = cpu
     assert best is not None
     cards = sum(len(d) for d in lay.decks)
-    print(f"deal (sra-p256-v1): default manifest with festum, {len(lay.main)} face cards + {len(lay.subdecks)} "
+    print(f"deal ({HIDDEN_DEAL}): default manifest with festum, {len(lay.main)} face cards + {len(lay.subdecks)} "
           f"sub-decks = {cards} cards, 60 reveals, a 50-card reshuffle deal, each peer auditing the other; "
           f"CPU time, best of {games} games")
     for p in (1, 2):
@@ -113,10 +114,9 @@ def bench_deal_played(games: int) -> None:
 
     from ..bots import GreedyBot
     from ..identity import Identity
-    from ..referee import HIDDEN_DEAL
+    from ..schemes import COMMIT_REVEAL
     from ..replay import play_recorded
     from ..table import Table
-    from ..wire import SHUFFLE_SCHEME
 
     manifest = default_manifest()
     options = Options(festum=True)
@@ -138,14 +138,14 @@ def bench_deal_played(games: int) -> None:
 
     originals = {name: getattr(Table, name) for name in _TABLE_WORK}
     per_peer: list[float] = []
-    whole = {SHUFFLE_SCHEME: [], HIDDEN_DEAL: []}  # type: dict[str, list[float]]
+    whole = {COMMIT_REVEAL: [], HIDDEN_DEAL: []}  # type: dict[str, list[float]]
     reshuffled = 0
     try:
         for name, real in originals.items():
             setattr(Table, name, timed(real))
         with tempfile.TemporaryDirectory() as tmp:
             for i in range(games):
-                for shuffle in (SHUFFLE_SCHEME, HIDDEN_DEAL):
+                for shuffle in (COMMIT_REVEAL, HIDDEN_DEAL):
                     spent.clear()
                     start = time.process_time()
                     g = play_recorded(Path(tmp) / f"{shuffle}-{i}.replay", manifest, options, ids,
@@ -161,6 +161,6 @@ def bench_deal_played(games: int) -> None:
           f"({reshuffled} with a D11 reshuffle); CPU time")
     print(f"  deal + shares + reveals + audit, per peer per game: median {statistics.median(per_peer) * 1000:.1f} ms, "
           f"max {max(per_peer) * 1000:.1f} ms")
-    cr, hd = statistics.median(whole[SHUFFLE_SCHEME]), statistics.median(whole[HIDDEN_DEAL])
+    cr, hd = statistics.median(whole[COMMIT_REVEAL]), statistics.median(whole[HIDDEN_DEAL])
     print(f"  a whole recorded game, both sides in one process: median {hd * 1000:.0f} ms dealt face down "
           f"(two live referees), {cr * 1000:.0f} ms by commit-reveal (same bots and seeds)")

@@ -23,7 +23,8 @@ from ..clock import Limits, TimeControl, TimeControlError
 from ..engine import Manifest, Options
 from ..identity import Identity, fingerprint
 from ..names import shown
-from ..referee import GENESIS, HIDDEN_DEAL, GameSpec
+from ..referee import GENESIS, GameSpec
+from ..schemes import HIDDEN_DEAL
 from ..replay import Header, ReplayWriter
 from ..seat import Refused as SeatRefused
 from ..seat import Seat, SeatSecrets, printable

@@ -35,7 +35,8 @@ from .. import __version__
 from ..clock import Clocks, Limits, TimeControl
 from ..engine import Action, Game, Manifest, Observation, Options, format_action, observe
 from ..identity import Identity
-from ..referee import HIDDEN_DEAL, GameSpec, Outcome, Referee, protocol_of
+from ..referee import GameSpec, Outcome, Referee, protocol_of
+from ..schemes import HIDDEN_DEAL
 from ..wire import (
     CHAT_TEXT,
     Envelope,

@@ -36,7 +36,7 @@ from ..deal import DealError, hash_to_card
 from ..dealer import box_layout
 from ..engine import Manifest, Options, Ruleset, default_manifest, parse_manifest
 from ..engine.manifest import SCHEMA
-from ..referee import HIDDEN_DEAL
+from ..schemes import HIDDEN_DEAL
 from ..replay.file import MAGIC, frame, parse
 from ..replay import Verdict, known_manifests, play_recorded, seat_for, verify_file
 from ..seat import Refused, Seat
