@@ -154,7 +154,7 @@ async def test_withheld_shares_are_claimed_as_a_forfeit_at_the_handshake_deadlin
     tmp_path: Path, autojump_clock: trio.testing.MockClock, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # Honest until the first round where the peer's shares are due after ours, then silent.
-    run = await withholding(tmp_path, monkeypatch, lambda peer, step: step == "shares" and peer.ref.table.given)
+    run = await withholding(tmp_path, monkeypatch, lambda peer, step: step == "shares" and peer.ref.deal_table.given)
     assert run.error is None, repr(run.error)
     assert run.report is not None
     o = run.report.outcome

@@ -143,7 +143,7 @@ def _at_terminal() -> bool:
         return False
 
 
-def bot_label(spec: str) -> str:
+def bot_identity_name(spec: str) -> str:
     """A short name for a bot's identity: ``greedy``, ``mcts``, ``MyBot``, ``cmd-line_bot``, ``policy-model``."""
     import re
 

@@ -14,7 +14,7 @@ import typer
 from ..engine import EngineError, Ruleset
 from ..schemes import HIDDEN_DEAL, SCHEMES
 from ._common import (
-    _report_games, _run_trio, bot_label, check_dealable, fail, home_of, load_manifest_option, output_folder,
+    _report_games, _run_trio, bot_identity_name, check_dealable, fail, home_of, load_manifest_option, output_folder,
     report_line, user_identity,
 )
 
@@ -50,7 +50,7 @@ def _net_options(
     try:
         if bot:
             close_bot(make_bot(bot, man, 0))  # fail early on a bad name
-            me = local_identity(home, f"bot-{role}", f"{bot_label(bot)}-{role}")
+            me = local_identity(home, f"bot-{role}", f"{bot_identity_name(bot)}-{role}")
         else:
             from ..app import wants_app
 

@@ -461,11 +461,11 @@ class ScriptedPeer:
         if step == "forfeit":
             return {"loser": 2 - self.seat, "reason": "the other side's reveal did not match"}
         if step == "deal":
-            assert ref.table is not None
-            return ref.table.make_deal()
+            assert ref.deal_table is not None
+            return ref.deal_table.make_deal()
         if step == "shares":
-            assert ref.table is not None
-            return ref.table.make_shares()
+            assert ref.deal_table is not None
+            return ref.deal_table.make_shares()
         if step == "secret":
             return {"secret": self.deal_secret}
         raise AssertionError(step)
