@@ -25,7 +25,7 @@ import pytest
 from typer.testing import CliRunner
 
 from basilica_p2p.bots import BotFailed, BotSpecError, ExternalBot, RandomBot, checked_choose, close_bot, make_bot
-from basilica_p2p.bots.external import live_children
+from basilica_p2p.bots.process import live_children
 from basilica_p2p.cli import app
 from basilica_p2p.clock import Limits
 from basilica_p2p.engine import Game, Options, default_manifest, determinize, format_action, observe, parse_action
