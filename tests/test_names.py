@@ -23,7 +23,7 @@ from basilica_p2p.fingerprint_words import fingerprint_words
 from basilica_p2p import safefile
 from basilica_p2p.identity import create_identity, fingerprint, rename_identity
 from basilica_p2p.names import look_alike, shown, skeletons
-from basilica_p2p.net.peers import FILE, KnownPeers, PeerKeyMismatch
+from basilica_p2p.net.known_peers import FILE, KnownPeers, PeerKeyMismatch
 from basilica_p2p.net.session import PeerGone, Refused
 
 from support.net_harness import ALICE, BOB, config, host_and_join, ident, reports, settings

@@ -28,7 +28,7 @@ from ..identity import Identity
 from .dial import Dialed
 from .interfaces import local_candidates
 from .invite import Candidate, InviteError, format_invite, format_reply, make_reply, parse_invite, parse_reply
-from .invited import MAX_CANDIDATES, Companion, Door, InternetOptions, dial_beside
+from .invite_meeting import MAX_CANDIDATES, Companion, Door, InternetOptions, dial_beside
 from .punch import punch, reusable
 from .session import SessionError
 from .stun import public_addresses
