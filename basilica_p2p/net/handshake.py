@@ -22,7 +22,7 @@ import trio
 from ..clock import Limits, TimeControl, TimeControlError
 from ..engine import Manifest, Options
 from ..identity import Identity, fingerprint
-from ..names import shown
+from ..names import quoted_name
 from ..referee import GENESIS, GameSpec
 from ..schemes import HIDDEN_DEAL
 from ..replay import Header, ReplayWriter
@@ -184,7 +184,7 @@ async def handshake(
                     "another name ('basilica id rename NAME')")
             raise Refused(str(e)) from None
         if check.new:
-            log(f"first contact with {shown(theirs['name'])}: key {check.fingerprint} remembered")
+            log(f"first contact with {quoted_name(theirs['name'])}: key {check.fingerprint} remembered")
     if seat == 1:
         await _claim_game_id(conn, ledger, me, game)
         second = seal(me.key, game, 1, first.hash, "hello", mine)
