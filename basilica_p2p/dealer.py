@@ -29,11 +29,12 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from .deal import FACE_SEPARATOR, MAX_CARDS, SCHEME, Deck, Layout, layout, subdeck_id
+from .deal import FACE_SEPARATOR, MAX_CARDS, Deck, Layout, layout, subdeck_id
 from .engine import FaceClass, Level, Manifest, Options, Position, Reveal
+from .schemes import HIDDEN_DEAL
 from .wire import MAX_DECKS
 
-MAIN = "faces"
+MAIN_DECK = "faces"
 # The cards of the box's deal at most: one face card per tile, one sub-deck card per tile of a
 # class of two or more.  Every `deal` envelope then fits the 65 536-byte cap (PROTOCOL.md §5b):
 # 917 cards in 64 decks with the longest deck ids (26 code points) and the largest seq is the
@@ -79,7 +80,7 @@ def _box_classes(manifest: Manifest, options: Options) -> tuple[list[tuple[str, 
 def box_layout(manifest: Manifest, options: Options) -> tuple[Layout, dict[str, FaceClass]]:
     """The two-level deck of every tile in play, classes in a fixed order, and each face label's class."""
     classes, faces = _box_classes(manifest, options)
-    return layout(classes, main_id=MAIN), faces
+    return layout(classes, main_id=MAIN_DECK), faces
 
 
 def deal_problem(manifest: Manifest, options: Options) -> str | None:
@@ -93,7 +94,7 @@ def deal_problem(manifest: Manifest, options: Options) -> str | None:
     tiles = sum(len(t) for _, t in classes)
     shared = [t for _, t in classes if len(t) >= 2]
     cards = tiles + sum(len(t) for t in shared)
-    what = f"the hidden deal {SCHEME} cannot deal this game's {tiles} tiles:"
+    what = f"the hidden deal {HIDDEN_DEAL} cannot deal this game's {tiles} tiles:"
     if tiles > MAX_CARDS:
         return f"{what} it deals at most {MAX_CARDS} tiles"
     if len(shared) > MAX_DECKS - 1:
@@ -139,7 +140,7 @@ class Dealer:
         # Every card's label read once, when its deck is made: opening a card looks its meaning up.
         self._meanings: dict[tuple[str, str], Opened] = {}
         self._classes = dict(self.layout.classes)  # face -> its tiles (ids as text)
-        self._learn(MAIN, (FaceCopy(face, j) for face, tiles in self.layout.classes for j in range(len(tiles))))
+        self._learn(MAIN_DECK, (FaceCopy(face, j) for face, tiles in self.layout.classes for j in range(len(tiles))))
         for face, tiles in self.layout.classes:
             if len(tiles) >= 2:
                 self._learn(subdeck_id(face), (int(t) for t in tiles))
@@ -195,7 +196,7 @@ class Dealer:
 
     def _face_card(self, position: Position) -> Card:
         if position.deal == 0:
-            return Card(MAIN, position.index)
+            return Card(MAIN_DECK, position.index)
         if position.deal not in self._later:
             raise DealerError(f"deal {position.deal} is not known to this dealer")
         return Card(deal_id(position.deal), position.index)

@@ -14,6 +14,7 @@ from .engine import (AFTER_REDEAL, COLOR_NAME, CONFUSE_MOVE, CONFUSE_PAY, PAID, 
                      SECOND_SCAFFOLD, Action, Observation, Order, OrderFace, ScoringResult, color_count, colors_of,
                      format_cell)
 from .engine import actions as A
+from .schemes import COMMIT_REVEAL, HIDDEN_DEAL
 
 ORDER_TITLE = {
     Order.PROMOTE: "PROMOTE",
@@ -192,8 +193,8 @@ def describe_scoring(result: ScoringResult, number: int, names: Sequence[str]) -
 # (replay show, the viewer): which scheme dealt the game matters to whoever
 # judges it, since only a hidden deal keeps the stack secret from both sides.
 _SHUFFLES = {
-    "commit-reveal-v1": "shuffled by commit-reveal-v1 (unbiased, but either side could compute the stack)",
-    "sra-p256-v1": "dealt face down by sra-p256-v1 (the stack hidden from both sides)",
+    COMMIT_REVEAL: f"shuffled by {COMMIT_REVEAL} (unbiased, but either side could compute the stack)",
+    HIDDEN_DEAL: f"dealt face down by {HIDDEN_DEAL} (the stack hidden from both sides)",
 }
 
 

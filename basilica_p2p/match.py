@@ -46,15 +46,12 @@ from .engine import (
     format_action,
     observe,
 )
-from .referee import HIDDEN_DEAL, SCHEMES
+from .schemes import COMMIT_REVEAL, HIDDEN_DEAL
 from .replay import Forfeit
 from .seat import SeatSecrets
-from .wire import SHUFFLE_SCHEME
 
 PROGRESS_AFTER_SECONDS = 0.5  # a bar for anything longer than a moment, nothing for quick runs
 FORFEIT = "forfeit"  # the end of a game that a bot's failure decided: "forfeit: <why>"
-COMMIT_REVEAL = SHUFFLE_SCHEME
-SHUFFLES = SCHEMES  # what --shuffle accepts: commit-reveal-v1 (the default for local games), sra-p256-v1
 
 
 @dataclass(frozen=True)
@@ -86,7 +83,9 @@ class GameRecord:
     moves: tuple[str, ...] = ()  # in notation, kept only when asked for
 
 
-def game_seed(match_seed: str, number: int) -> bytes:
+def match_game_seed(match_seed: str, number: int) -> bytes:
+    """The engine seed of game ``number`` of a local match or tournament seeded ``match_seed`` (a
+    network game's seed is :func:`~basilica_p2p.wire.game_seed`, from both sides' nonces)."""
     return hashlib.sha256(b"basilica-p2p/match/v1\x00" + match_seed.encode() + b"\x00" + number.to_bytes(8, "big")).digest()
 
 
@@ -352,7 +351,7 @@ def run_match(
 
     try:
         for i in range(config.games):
-            seed = game_seed(config.seed, i)
+            seed = match_game_seed(config.seed, i)
             bots = (make_bot(config.p1, manifest, bot_rng_seed(seed, 0)), make_bot(config.p2, manifest, bot_rng_seed(seed, 1)))
             if log:
                 out.print(f"game {i + 1}: {config.p1} (P1) vs {config.p2} (P2)")

@@ -97,7 +97,7 @@ def look_alike(a: str, b: str) -> bool:
     return not skeletons(a).isdisjoint(skeletons(b))
 
 
-def shown(name: str) -> str:
+def quoted_name(name: str) -> str:
     """A name quoted for a person; spelled out in escapes too when it is not plain ASCII,
     since the point of a look-alike is that it cannot be told apart on screen."""
     quoted = repr(name)

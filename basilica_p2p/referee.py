@@ -24,15 +24,12 @@ from dataclasses import dataclass
 from .clock import Limits, TimeClaim, TimeControl
 from .engine import EngineError, Game, Manifest, Options, first_player, format_action, parse_action
 from .engine import actions as A
-from .wire import (PROTOCOL_VERSION, SHUFFLE_SCHEME, Envelope, ProtocolError, commitment, game_seed, jester_commitment,
-                   open_envelope)
+from .wire import PROTOCOL_VERSION, Envelope, ProtocolError, commitment, game_seed, jester_commitment, open_envelope
+from .schemes import COMMIT_REVEAL, HIDDEN_DEAL, SCHEMES
 from .wire import (AckBody, ActionBody, DealBody, HelloBody, JesterCommitBody, JesterRevealBody, ResultBody, RevealBody,
                    SecretBody, SharesBody, TakebackBody, TimeoutBody, body_of)
 from .dealer import deal_id, deal_problem
-from .table import Table
-
-HIDDEN_DEAL = "sra-p256-v1"
-SCHEMES = (SHUFFLE_SCHEME, HIDDEN_DEAL)
+from .deal_table import DealTable
 
 END_FORFEIT = "forfeit"
 END_TIME = "time"  # won on time: a signed claim that the other side's clock ran out
@@ -71,7 +68,7 @@ class GameSpec:
     names: tuple[str, str]
     options: Options
     manifest: Manifest
-    shuffle: str = SHUFFLE_SCHEME
+    shuffle: str = COMMIT_REVEAL
     clock: TimeControl | None = None
     limits: Limits | None = None  # protocol 3: a network game's agreed limits
 
@@ -120,7 +117,7 @@ class Referee:
         self.spec = spec
         self._me = me
         self._deal_secret = deal_secret
-        self.table: Table | None = None
+        self.deal_table: DealTable | None = None
         self._pending: tuple[int, int] | None = None  # a decision waiting for its reveals: sender, ply
         self._before_pending: Game | None = None  # the game before that decision, should its cards never open
         self.seq = 0
@@ -340,8 +337,8 @@ class Referee:
         self._nonces.append(nonce)
         self._next("reveal", "action")
         if self.game is not None and self.spec.shuffle == HIDDEN_DEAL:
-            self.table = Table(self.spec.game, self.spec.manifest, self.spec.options, self._me, self._deal_secret)
-            self.table.begin_deal(self.table.dealer.decks)
+            self.deal_table = DealTable(self.spec.game, self.spec.manifest, self.spec.options, self._me, self._deal_secret)
+            self.deal_table.begin_deal(self.deal_table.dealer.decks)
             self._step, self._who = "deal", 0
         elif self.game is not None:
             self._to_next_decision()
@@ -349,10 +346,10 @@ class Referee:
     def _to_next_decision(self) -> None:
         g = self.game
         assert g is not None
-        if g.over and self.table is not None and len(self.table.secrets) < 2:
+        if g.over and self.deal_table is not None and len(self.deal_table.secrets) < 2:
             # The board has decided, but a hidden deal is trusted only once audited: both
             # secrets come before the results (a secret withheld is an absence, §5b).
-            self._step, self._who = "secret", len(self.table.secrets)
+            self._step, self._who = "secret", len(self.deal_table.secrets)
         elif g.over:
             self._step, self._who = "result", 0
         elif g.secret_jester_round():
@@ -394,17 +391,17 @@ class Referee:
     # --- the hidden deal (sra-p256-v1) -----------------------------------------
 
     def _deal(self, b: DealBody, sender: int, where: str) -> None:
-        assert self.table is not None
-        if self.table.take_deal(sender, b, where):
+        assert self.deal_table is not None
+        if self.deal_table.take_deal(sender, b, where):
             self._advance(where)
         else:
-            self._who = self.table.dealer_due()
+            self._who = self.deal_table.dealer_due()
 
     def _shares(self, b: SharesBody, sender: int, where: str) -> None:
-        assert self.table is not None
-        if not self.table.take_shares(sender, b, where):
+        assert self.deal_table is not None
+        if not self.deal_table.take_shares(sender, b, where):
             self._who = 1 - sender
-        elif self.table.broken:
+        elif self.deal_table.broken:
             self._audit_now()
         else:
             self._advance(where)
@@ -412,24 +409,24 @@ class Referee:
     def _audit_now(self) -> None:
         """A card opened to nothing, or twice, or to a tile the game cannot hold: no share
         explains it, so the game goes straight to the secrets, and the audit names the cheater."""
-        assert self.table is not None
+        assert self.deal_table is not None
         if self._before_pending is not None:
             # The decision whose cards did not open never happened: the game stands as before it.
             self.game = self._before_pending
         self._pending, self._before_pending = None, None
-        self._step, self._who = "secret", len(self.table.secrets)
+        self._step, self._who = "secret", len(self.deal_table.secrets)
 
     def _secret(self, b: SecretBody, sender: int, where: str) -> None:
-        assert self.table is not None and self.game is not None
-        if not self.table.audit(sender, b["secret"]):
+        assert self.deal_table is not None and self.game is not None
+        if not self.deal_table.audit(sender, b["secret"]):
             raise ProtocolError(f"{where}: the audit of the deal: player {sender + 1}'s signed deal data is not "
                                 "what its own published secret gives (a false shuffle, key or share)")
-        if self.table.broken and len(self.table.secrets) == 1:
+        if self.deal_table.broken and len(self.deal_table.secrets) == 1:
             # Both secrets reproduce everything both signed: then no card can open to nothing.  Refused
             # before the secret is kept, like every refusal (PROTOCOL.md §6).
-            raise ProtocolError(f"{where}: the deal broke ({self.table.broken}), yet the audit blames no one")
-        self.table.take_secret(sender, b["secret"])
-        if len(self.table.secrets) < 2:
+            raise ProtocolError(f"{where}: the deal broke ({self.deal_table.broken}), yet the audit blames no one")
+        self.deal_table.take_secret(sender, b["secret"])
+        if len(self.deal_table.secrets) < 2:
             self._who = 1
         else:
             self._to_next_decision()
@@ -441,7 +438,7 @@ class Referee:
         (the player whose decision is pending first, else player 1); a deal
         that only the pending decision began (the D11 reshuffle) is dealt first.
         """
-        g, table = self.game, self.table
+        g, table = self.game, self.deal_table
         assert g is not None and table is not None
         while True:
             reveals = g.needed_reveals()
@@ -531,7 +528,7 @@ class Referee:
         self._next("result", "done")
         self._results += 1
         if self._results == 2:
-            audited = None if self.table is None else True  # the results follow the audit (§5b)
+            audited = None if self.deal_table is None else True  # the results follow the audit (§5b)
             self.outcome = Outcome((g.scores[0], g.scores[1]), g.winner(), g.end_reason, len(g.history),
                                    audited=audited, takebacks=(self._takebacks[0], self._takebacks[1]))
 
@@ -560,7 +557,7 @@ class Referee:
         """Why a hidden deal was not audited, and, when its deal broke and one secret came and
         reproduced everything its player signed, whose data was false: the other's, by elimination
         (a card can open to nothing only if one player's signed data is not what its secret gives)."""
-        table = self.table
+        table = self.deal_table
         note = f"the game ended by {how} before both deal secrets were published"
         if table is not None and table.broken and len(table.secrets) == 1:
             (clean,) = table.secrets
@@ -599,8 +596,8 @@ class Referee:
         g = self.game
         self.outcome = Outcome((g.scores[0], g.scores[1]) if g else (0, 0), sender, END_FAULT,
                                len(g.history) if g else 0, broken, claimed_by=sender,
-                               audited=None if self.table is None else False,
-                               audit_note=self._unaudited("a fault") if self.table is not None else "",
+                               audited=None if self.deal_table is None else False,
+                               audit_note=self._unaudited("a fault") if self.deal_table is not None else "",
                                takebacks=(self._takebacks[0], self._takebacks[1]), fault=env.seq)
 
     def _breaks_rules(self, cited: Envelope) -> str | None:
@@ -657,8 +654,8 @@ class Referee:
         claim = TimeClaim(loser, self.signed[loser], b["left"], b["waited"])
         self.outcome = Outcome((g.scores[0], g.scores[1]), sender, END_TIME, len(g.history),
                                claim.words(self.spec.names), claimed_by=sender,
-                               audited=None if self.table is None else False,
-                               audit_note=self._unaudited("a claim on time") if self.table is not None else "",
+                               audited=None if self.deal_table is None else False,
+                               audit_note=self._unaudited("a claim on time") if self.deal_table is not None else "",
                                time=claim,
                                takebacks=(self._takebacks[0], self._takebacks[1]))
 
@@ -668,7 +665,7 @@ class Referee:
         """A player asks to go back to its own earlier decision at ply ``to``; the other's
         signature on the same message is its consent (:meth:`_consent`)."""
         g = self.game
-        if self.spec.shuffle != SHUFFLE_SCHEME:
+        if self.spec.shuffle != COMMIT_REVEAL:
             # Cards opened by a hidden deal cannot be closed again (docs/playing.md).
             raise ProtocolError(f"{where}: a takeback in a game dealt by {self.spec.shuffle}")
         if g is None or self._bad_reveal is not None or self._step not in ("action", "jcommit") or self._jester:

@@ -38,9 +38,10 @@ from typing import Any
 from .bots import bot_rng_seed, make_bot
 from .engine import Game, Options, default_manifest
 from .executor import Executor, LocalPool, gather
-from .match import COMMIT_REVEAL, FORFEIT, finish_bots, game_seed, outcome, play_engine_game, play_face_down
+from .match import FORFEIT, finish_bots, match_game_seed, outcome, play_engine_game, play_face_down
 from .replay import Forfeit
 from .safefile import write_atomically
+from .schemes import COMMIT_REVEAL
 
 ELO_SCALE = 400.0
 BASE_RATING = 1500.0
@@ -79,7 +80,7 @@ def schedule(bots: list[str], games: int, seed: str, options: Options, shuffle: 
 def play_pairing(p: Pairing) -> Result:
     """One game (runs in a worker process)."""
     manifest = default_manifest()
-    seed = game_seed(p.seed_text, p.number)
+    seed = match_game_seed(p.seed_text, p.number)
     bots = (make_bot(p.p1, manifest, bot_rng_seed(seed, 0)), make_bot(p.p2, manifest, bot_rng_seed(seed, 1)))
     g: Game | None = None
     failure: Forfeit | None = None

@@ -33,11 +33,11 @@ from basilica_p2p.identity import Identity
 from basilica_p2p.replay.file import MAGIC, frame, read_replay
 from basilica_p2p.replay.local import play_recorded
 from basilica_p2p.replay.verify import known_manifests, verify_file
+from basilica_p2p.schemes import SCHEMES
 from basilica_p2p.wire import Envelope, open_envelope, seal
 
 PLAYERS = tuple(Identity(name, Ed25519PrivateKey.from_private_bytes(hashlib.sha256(name.encode()).digest()))
                 for name in ("corpus-1", "corpus-2"))
-SCHEMES = ("commit-reveal-v1", "sra-p256-v1")
 
 
 def _derived(seed: str, *what: object) -> bytes:

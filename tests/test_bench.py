@@ -13,8 +13,7 @@ import pytest
 from basilica_p2p import bench
 from basilica_p2p.bench._network import bench_network_scheme
 from basilica_p2p.engine import Options
-from basilica_p2p.referee import HIDDEN_DEAL
-from basilica_p2p.wire import SHUFFLE_SCHEME
+from basilica_p2p.schemes import COMMIT_REVEAL, HIDDEN_DEAL
 
 NUMBER = r"[0-9][0-9,.]*"
 
@@ -46,7 +45,7 @@ def test_the_verify_benchmark_verifies_every_replay_it_times(capsys: pytest.Capt
     assert re.search(rf"replay size: median {NUMBER} KiB dealt face down, {NUMBER} KiB by commit-reveal", out), out
 
 
-@pytest.mark.parametrize("shuffle", [SHUFFLE_SCHEME, HIDDEN_DEAL])
+@pytest.mark.parametrize("shuffle", [COMMIT_REVEAL, HIDDEN_DEAL])
 def test_the_network_benchmark_replays_each_networked_game_to_the_same_state(
     shuffle: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -67,11 +66,11 @@ def test_the_network_benchmark_sets_both_deals_side_by_side(
 
     def scheme(games: int, shuffle: str) -> float:
         timed.append((games, shuffle))
-        return {SHUFFLE_SCHEME: 0.25, HIDDEN_DEAL: 1.0}[shuffle]
+        return {COMMIT_REVEAL: 0.25, HIDDEN_DEAL: 1.0}[shuffle]
 
     monkeypatch.setattr("basilica_p2p.bench._network.bench_network_scheme", scheme)
     bench.bench_network(3)
-    assert timed == [(3, SHUFFLE_SCHEME), (3, HIDDEN_DEAL)]
+    assert timed == [(3, COMMIT_REVEAL), (3, HIDDEN_DEAL)]
     assert printed(capsys) == ["network, side by side: 1000 ms/game dealt face down, 250 ms/game by commit-reveal "
                                "(4.00x; the games differ, as the two deals do)"]
 

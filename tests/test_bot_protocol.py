@@ -25,12 +25,12 @@ import pytest
 from typer.testing import CliRunner
 
 from basilica_p2p.bots import BotFailed, BotSpecError, ExternalBot, RandomBot, checked_choose, close_bot, make_bot
-from basilica_p2p.bots.external import live_children
+from basilica_p2p.bots.process import live_children
 from basilica_p2p.cli import app
 from basilica_p2p.clock import Limits
 from basilica_p2p.engine import Game, Options, default_manifest, determinize, format_action, observe, parse_action
 from basilica_p2p.identity import Identity
-from basilica_p2p.match import FORFEIT, MatchConfig, game_seed, play_game, run_match
+from basilica_p2p.match import FORFEIT, MatchConfig, match_game_seed, play_game, run_match
 from basilica_p2p.net.peer import PeerConfig
 from basilica_p2p.net.session import GameReport, Settings, Timeouts
 from basilica_p2p.replay.verify import verify_file
@@ -118,7 +118,7 @@ def one_match(spec1: str, spec2: str, games: int = 1, seed: str = "0") -> dict:
 def test_transcript_of_a_decision_line_by_line(tmp_path: Path) -> None:
     log = tmp_path / "heard.txt"
     spec = program(tmp_path, "echo", go='out("action " + legal[-1])', log=str(log))
-    g = Game.new(M, Options(), game_seed("transcript", 0))
+    g = Game.new(M, Options(), match_game_seed("transcript", 0))
     bot = make_bot(spec, M, 777)
     assert isinstance(bot, ExternalBot) and bot.pid is None  # nothing runs before the first decision
     try:
@@ -162,7 +162,7 @@ def test_the_example_bot_speaks_the_protocol_by_hand(tmp_path: Path) -> None:
     """The example program answers a hand-written transcript exactly as BOTS.md shows."""
     import subprocess
 
-    g = Game.new(M, Options(), game_seed("by-hand", 0))
+    g = Game.new(M, Options(), match_game_seed("by-hand", 0))
     obs = observe(g, g.to_move or 0)
     legal = [format_action(a) for a in g.legal_actions()]
     script = "\n".join([
@@ -301,7 +301,7 @@ def test_the_engine_tells_a_failed_bot_why_then_quit(tmp_path: Path) -> None:
     log = tmp_path / "heard.txt"
     bad = program(tmp_path, "illegal", go="out('action V3:e9')", log=str(log))
     bot = make_bot(bad, M, 0)
-    g = Game.new(M, Options(), game_seed("why", 0))
+    g = Game.new(M, Options(), match_game_seed("why", 0))
     p = g.to_move or 0
     with pytest.raises(BotFailed, match="answered illegal action 'V3:e9'"):
         bot.choose(observe(g, p), g.legal_actions())
@@ -338,7 +338,7 @@ def test_the_whole_process_group_is_killed(tmp_path: Path, monkeypatch: pytest.M
     bad = program(tmp_path, "spawner", go=go)
     bots = (make_bot(bad, M, 1), RandomBot(2))
     with pytest.raises(BotFailed, match="did not answer its decision within 0.5 s") as e:
-        play_game(M, Options(), game_seed("pg", 0), bots)
+        play_game(M, Options(), match_game_seed("pg", 0), bots)
     assert e.value.player == 0 and isinstance(e.value.game, Game) and not e.value.game.over
     close_bot(bots[0])
     assert gone(bots[0].pid)  # type: ignore[attr-defined]
@@ -354,7 +354,7 @@ def test_closing_a_bot_that_ignores_quit_kills_it(tmp_path: Path) -> None:
     # it neither leaves on quit nor at the end of its input
     path.write_text(path.read_text().replace("        break", "        pass") + "time.sleep(1000)\n")
     bot = make_bot(stubborn, M, 0)
-    g = Game.new(M, Options(), game_seed("stubborn", 0))
+    g = Game.new(M, Options(), match_game_seed("stubborn", 0))
     p = g.to_move or 0
     bot.choose(observe(g, p), g.legal_actions())
     started = time.monotonic()
@@ -384,7 +384,7 @@ class Illegal:
                                      (Illegal(), "bot illegal (player 2) answered illegal action 'V3:e9'")])
 def test_a_python_bot_that_fails_loses_the_same_way(bot: object, why: str) -> None:
     with pytest.raises(BotFailed) as e:
-        play_game(M, Options(), game_seed("py", 0), (RandomBot(1), bot))  # type: ignore[arg-type]
+        play_game(M, Options(), match_game_seed("py", 0), (RandomBot(1), bot))  # type: ignore[arg-type]
     assert str(e.value) == why and e.value.player == 1
 
 
@@ -454,7 +454,7 @@ def test_a_cmd_bot_choosing_second_hears_nothing_of_the_first_colours(tmp_path: 
 
 
 def test_every_observation_carries_the_public_history() -> None:
-    g = Game.new(M, Options(), game_seed("history", 0))
+    g = Game.new(M, Options(), match_game_seed("history", 0))
     rng = random.Random(3)
     while not g.over:
         for p in (0, 1):

@@ -29,7 +29,7 @@ from basilica_p2p.net.session import (
     hello_body,
     play_one_game,
 )
-from basilica_p2p.referee import HIDDEN_DEAL
+from basilica_p2p.schemes import HIDDEN_DEAL
 from basilica_p2p.seat import Ask, ClocksChanged, SeatEvent
 from basilica_p2p.replay.file import read_replay
 from basilica_p2p.replay.verify import verify_file

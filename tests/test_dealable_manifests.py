@@ -18,7 +18,8 @@ from basilica_p2p.deal import MAX_CARDS
 from basilica_p2p.dealer import MAX_BOX_CARDS, box_layout, deal_problem
 from basilica_p2p.engine import Manifest, Options, parse_manifest
 from basilica_p2p.match import MatchConfig, run_match
-from basilica_p2p.referee import GENESIS, HIDDEN_DEAL
+from basilica_p2p.referee import GENESIS
+from basilica_p2p.schemes import HIDDEN_DEAL
 from basilica_p2p.replay.file import Header, ReplayWriter
 from basilica_p2p.replay.verify import known_manifests, verify_file
 from basilica_p2p.seat import hello_body

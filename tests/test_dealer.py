@@ -10,7 +10,7 @@ import pytest
 
 from basilica_p2p.bots import RandomBot
 from basilica_p2p.deal import DeckDeal, DealRecord, Share, audit, hash_deck
-from basilica_p2p.dealer import MAIN, Card, Dealer, box_layout, deal_id, face_label
+from basilica_p2p.dealer import MAIN_DECK, Card, Dealer, box_layout, deal_id, face_label
 from basilica_p2p.engine import Game, Options, TileSpec, default_manifest, observe
 
 
@@ -122,7 +122,7 @@ def test_the_games_reach_a_reshuffle_and_festum_with_its_removal(games: dict[int
     removal = [t for t in games.values() if t.game.options.festum_removal]
     assert removal
     for t in removal:
-        main = t.deals[MAIN][0]
+        main = t.deals[MAIN_DECK][0]
         n = len(main.deck)
         assert not any(i in main.opened for i in range(n - 6, n))
 
@@ -134,7 +134,7 @@ def test_only_what_the_rules_show_is_opened(games: dict[int, Table]) -> None:
         g = t.game
         if any(e.kind == "reshuffle" for e in g.events):
             continue
-        main = t.deals[MAIN][0]
+        main = t.deals[MAIN_DECK][0]
         below_top = {p.index for p in g.stack[:-1]}  # the internal stack's top is its end
         assert below_top and not below_top & set(main.opened)
         return

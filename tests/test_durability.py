@@ -47,7 +47,7 @@ from basilica_p2p.replay.file import read_replay
 from basilica_p2p.replay.verify import verify_file
 from basilica_p2p.wire import open_envelope
 
-from basilica_p2p.referee import HIDDEN_DEAL
+from basilica_p2p.schemes import HIDDEN_DEAL
 from basilica_p2p.seat import SeatEvent
 
 from support.net_harness import ALICE, BOB, settings

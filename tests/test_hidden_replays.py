@@ -191,7 +191,7 @@ def _face_only_positions_pinned(path: Path) -> tuple[int, int]:
     checked = pinned = 0
     for raw in replay.records:
         ref.feed(open_envelope(raw))
-        g, table = ref.game, ref.table
+        g, table = ref.game, ref.deal_table
         if g is None or table is None or ref.waiting_for()[0] != "action":
             continue
         dealer = table.dealer
@@ -298,7 +298,7 @@ def test_one_sides_replay_prefix_and_secret_hold_no_hidden_tile_at_the_first_dec
         if env.type == "action":
             break
         ref.feed(env)
-    g, table = ref.game, ref.table
+    g, table = ref.game, ref.deal_table
     assert g is not None and table is not None
     tiles = {p for p in [*g.orders, *g.market, *g.stack, *g.out] if not isinstance(g.known(p), (FaceClass, type(None)))}
     assert tiles == set(g.market)
@@ -353,7 +353,7 @@ def test_a_refused_deal_step_leaves_every_deck_as_it_was(honest: Path) -> None:
         ref.feed(bad)
     for env in envs[first_deal:first_deal + 3]:
         ref.feed(env)
-    assert ref.table is not None and all(m.step == 3 for m in ref.table.machines.values())
+    assert ref.deal_table is not None and all(m.step == 3 for m in ref.deal_table.machines.values())
 
 
 def test_a_deal_that_broke_with_no_one_to_blame_refuses_the_second_secret_and_keeps_nothing(
@@ -366,7 +366,7 @@ def test_a_deal_that_broke_with_no_one_to_blame_refuses_the_second_secret_and_ke
     from basilica_p2p.engine import parse_manifest
     from basilica_p2p.replay.file import read_replay
     from basilica_p2p.replay.verify import known_manifests, referee_for
-    from basilica_p2p.table import Table
+    from basilica_p2p.deal_table import DealTable
     from basilica_p2p.wire import ProtocolError, open_envelope, seal
 
     vectors = Path(__file__).resolve().parent.parent / "protocol" / "vectors"
@@ -374,12 +374,12 @@ def test_a_deal_that_broke_with_no_one_to_blame_refuses_the_second_secret_and_ke
     case = next(c for c in data["cases"] if c["name"] == "opening-fault-then-the-cheaters-secret")
     replay = read_replay(vectors / case["replay"])
     ref = referee_for(replay, known_manifests([parse_manifest(data["inputs"]["manifests"]["small"]["json"])]))
-    monkeypatch.setattr(Table, "audit", lambda self, sender, secret: True)
+    monkeypatch.setattr(DealTable, "audit", lambda self, sender, secret: True)
     for raw in [*replay.records[:case["after"]], *(bytes.fromhex(h) for h in case["accepted"])]:
         ref.feed(open_envelope(raw))
     ref.feed(open_envelope(bytes.fromhex(case["envelope"])))  # player 1's secret, passed by the audit
-    assert ref.table is not None and ref.table.broken and len(ref.table.secrets) == 1
+    assert ref.deal_table is not None and ref.deal_table.broken and len(ref.deal_table.secrets) == 1
     second = seal(rb.key(2), ref.spec.game, ref.seq, ref.prev, "secret", {"secret": bytes([0xD2]) * 32})
     with pytest.raises(ProtocolError, match="yet the audit blames no one"):
         ref.feed(second)
-    assert len(ref.table.secrets) == 1 and ref.waiting_for() == ("secret", 1)
+    assert len(ref.deal_table.secrets) == 1 and ref.waiting_for() == ("secret", 1)

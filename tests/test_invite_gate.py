@@ -299,7 +299,7 @@ async def test_a_joiner_whose_connection_is_reset_after_it_was_seated_connects_a
     arrived); a router can too.  No game began and the seat is still free: the joiner dials again
     (the old joiner exited with 'the connection ended before the game began')."""
     from basilica_p2p.net.invite import knock_mac
-    from basilica_p2p.net.invited import seated_play
+    from basilica_p2p.net.invite_meeting import seated_play
     from basilica_p2p.net.punch import abort
 
     listener, port, invite = await _door()

@@ -22,8 +22,8 @@ from basilica_p2p.cli import app
 from basilica_p2p.fingerprint_words import fingerprint_words
 from basilica_p2p import safefile
 from basilica_p2p.identity import create_identity, fingerprint, rename_identity
-from basilica_p2p.names import look_alike, shown, skeletons
-from basilica_p2p.net.peers import FILE, KnownPeers, PeerKeyMismatch
+from basilica_p2p.names import look_alike, quoted_name, skeletons
+from basilica_p2p.net.known_peers import FILE, KnownPeers, PeerKeyMismatch
 from basilica_p2p.net.session import PeerGone, Refused
 
 from support.net_harness import ALICE, BOB, config, host_and_join, ident, reports, settings
@@ -72,9 +72,9 @@ def test_skeletons_fold_the_mapped_names_too() -> None:
 
 
 def test_a_look_alike_is_spelled_out_when_shown() -> None:
-    assert shown("alice") == "'alice'"
-    assert shown("\u0430lice") == "'\u0430lice' (written '\\u0430lice')"
-    assert "\\x1b" in shown("a\x1b[2Jb")  # a control character is never printed raw
+    assert quoted_name("alice") == "'alice'"
+    assert quoted_name("\u0430lice") == "'\u0430lice' (written '\\u0430lice')"
+    assert "\\x1b" in quoted_name("a\x1b[2Jb")  # a control character is never printed raw
 
 
 # --- known peers: look-alikes refused, same key accepted ----------------------------------------------
@@ -89,7 +89,7 @@ def test_a_look_alike_with_another_key_is_refused_like_a_changed_key(tmp_path: P
         peers.check(name, ALICE_IMPOSTOR.public)
     message = str(caught.value)
     assert "\n" not in message
-    assert shown(name) in message and "'alice'" in message
+    assert quoted_name(name) in message and "'alice'" in message
     for key in (ALICE.public, ALICE_IMPOSTOR.public):
         assert fingerprint(key) in message and " ".join(independent_words(key)) in message
     assert caught.value.known_name == "alice" and caught.value.known_key == ALICE.public

@@ -28,10 +28,10 @@ from basilica_p2p.bots import RandomBot
 from basilica_p2p.identity import Identity
 from basilica_p2p.net.peer import PeerConfig
 from basilica_p2p.net.session import Connection, GameReport, Refused, Settings, Timeouts
-from basilica_p2p.referee import HIDDEN_DEAL
+from basilica_p2p.schemes import COMMIT_REVEAL, HIDDEN_DEAL
 from basilica_p2p.seat import PeerAway, PeerBack
 from basilica_p2p.replay.verify import verify_file
-from basilica_p2p.wire import SHUFFLE_SCHEME, open_envelope
+from basilica_p2p.wire import open_envelope
 
 from support.net_harness import ALICE, BOB, FAST, Fault, Run, ScriptedPeer, faulted, host_and_join, run_against, settings
 
@@ -84,7 +84,7 @@ async def test_two_games_on_one_connection_are_dealt_face_down_and_audited(tmp_p
 async def test_a_shuffle_mismatch_is_refused_in_one_line_on_both_sides(tmp_path: Path, swap: bool) -> None:
     ours, theirs = (HIDDEN, settings()) if not swap else (settings(), HIDDEN)
     pair = await host_and_join(config(ALICE, ours, tmp_path / "h"), config(BOB, theirs, tmp_path / "j"))
-    a, b = (HIDDEN_DEAL, SHUFFLE_SCHEME) if not swap else (SHUFFLE_SCHEME, HIDDEN_DEAL)
+    a, b = (HIDDEN_DEAL, COMMIT_REVEAL) if not swap else (COMMIT_REVEAL, HIDDEN_DEAL)
     for error in (pair.host, pair.join):
         assert isinstance(error, Exception), repr(error)
         message = str(error)
@@ -154,7 +154,7 @@ async def test_withheld_shares_are_claimed_as_a_forfeit_at_the_handshake_deadlin
     tmp_path: Path, autojump_clock: trio.testing.MockClock, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # Honest until the first round where the peer's shares are due after ours, then silent.
-    run = await withholding(tmp_path, monkeypatch, lambda peer, step: step == "shares" and peer.ref.table.given)
+    run = await withholding(tmp_path, monkeypatch, lambda peer, step: step == "shares" and peer.ref.deal_table.given)
     assert run.error is None, repr(run.error)
     assert run.report is not None
     o = run.report.outcome

@@ -13,7 +13,8 @@ from rich.console import Console
 from basilica_p2p.agent import AgentBase, Decision, TakeBack
 from basilica_p2p.bots import RandomBot
 from basilica_p2p.engine import Options, Ruleset, default_manifest, format_action
-from basilica_p2p.referee import HIDDEN_DEAL, Referee, rewind
+from basilica_p2p.referee import Referee, rewind
+from basilica_p2p.schemes import HIDDEN_DEAL
 from basilica_p2p.replay.file import read_replay
 from basilica_p2p.replay.local import play_recorded
 from basilica_p2p.replay.verify import referee_for, known_manifests, verify_file

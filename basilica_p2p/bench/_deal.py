@@ -8,6 +8,7 @@ import time
 from pathlib import Path
 
 from ..engine import Options, default_manifest
+from ..schemes import HIDDEN_DEAL
 
 
 def bench_deal(games: int) -> None:
@@ -83,7 +84,7 @@ def bench_deal(games: int) -> None:
             best = cpu
     assert best is not None
     cards = sum(len(d) for d in lay.decks)
-    print(f"deal (sra-p256-v1): default manifest with festum, {len(lay.main)} face cards + {len(lay.subdecks)} "
+    print(f"deal ({HIDDEN_DEAL}): default manifest with festum, {len(lay.main)} face cards + {len(lay.subdecks)} "
           f"sub-decks = {cards} cards, 60 reveals, a 50-card reshuffle deal, each peer auditing the other; "
           f"CPU time, best of {games} games")
     for p in (1, 2):
@@ -94,7 +95,7 @@ def bench_deal(games: int) -> None:
           f"; a share is 34 bytes; {sum(sizes.values()) / 1024:.1f} KiB of deal messages per game")
 
 
-# Every call by which a side's Table deals, shares, opens and audits (its crypto and bookkeeping).
+# Every call by which a side's DealTable deals, shares, opens and audits (its crypto and bookkeeping).
 _TABLE_WORK = ("__init__", "begin_deal", "make_deal", "take_deal", "begin_round", "make_shares", "take_shares",
                "take_secret", "audit")
 
@@ -103,7 +104,7 @@ def bench_deal_played(games: int) -> None:
     """The deal's CPU per peer inside real recorded games (``play_recorded``, sra-p256-v1).
 
     Greedy against greedy with the default manifest and festum; each side's
-    :class:`~basilica_p2p.table.Table` (its deal steps, shares, reveals and the
+    :class:`~basilica_p2p.deal_table.DealTable` (its deal steps, shares, reveals and the
     audit) is timed where the game calls it, and the whole recorded game is
     timed beside the same bots and seeds dealt by commit-reveal-v1.
     """
@@ -113,19 +114,18 @@ def bench_deal_played(games: int) -> None:
 
     from ..bots import GreedyBot
     from ..identity import Identity
-    from ..referee import HIDDEN_DEAL
+    from ..schemes import COMMIT_REVEAL
     from ..replay import play_recorded
-    from ..table import Table
-    from ..wire import SHUFFLE_SCHEME
+    from ..deal_table import DealTable
 
     manifest = default_manifest()
     options = Options(festum=True)
     ids = (Identity("bench-1", Ed25519PrivateKey.generate()), Identity("bench-2", Ed25519PrivateKey.generate()))
     spent: dict[int | None, float] = {}  # CPU seconds by seat, this game
-    depth = [0]  # only the outermost Table call is timed: they call each other
+    depth = [0]  # only the outermost DealTable call is timed: they call each other
 
     def timed(real):
-        def wrapper(self: Table, *args, **kwargs):
+        def wrapper(self: DealTable, *args, **kwargs):
             depth[0] += 1
             start = time.process_time()
             try:
@@ -136,16 +136,16 @@ def bench_deal_played(games: int) -> None:
                     spent[self.me] = spent.get(self.me, 0.0) + time.process_time() - start
         return wrapper
 
-    originals = {name: getattr(Table, name) for name in _TABLE_WORK}
+    originals = {name: getattr(DealTable, name) for name in _TABLE_WORK}
     per_peer: list[float] = []
-    whole = {SHUFFLE_SCHEME: [], HIDDEN_DEAL: []}  # type: dict[str, list[float]]
+    whole = {COMMIT_REVEAL: [], HIDDEN_DEAL: []}  # type: dict[str, list[float]]
     reshuffled = 0
     try:
         for name, real in originals.items():
-            setattr(Table, name, timed(real))
+            setattr(DealTable, name, timed(real))
         with tempfile.TemporaryDirectory() as tmp:
             for i in range(games):
-                for shuffle in (SHUFFLE_SCHEME, HIDDEN_DEAL):
+                for shuffle in (COMMIT_REVEAL, HIDDEN_DEAL):
                     spent.clear()
                     start = time.process_time()
                     g = play_recorded(Path(tmp) / f"{shuffle}-{i}.replay", manifest, options, ids,
@@ -156,11 +156,11 @@ def bench_deal_played(games: int) -> None:
                 per_peer += [spent.get(0, 0.0), spent.get(1, 0.0)]
     finally:
         for name, real in originals.items():
-            setattr(Table, name, real)
+            setattr(DealTable, name, real)
     print(f"deal in recorded games: {games} greedy-vs-greedy games with festum, dealt face down by {HIDDEN_DEAL} "
           f"({reshuffled} with a D11 reshuffle); CPU time")
     print(f"  deal + shares + reveals + audit, per peer per game: median {statistics.median(per_peer) * 1000:.1f} ms, "
           f"max {max(per_peer) * 1000:.1f} ms")
-    cr, hd = statistics.median(whole[SHUFFLE_SCHEME]), statistics.median(whole[HIDDEN_DEAL])
+    cr, hd = statistics.median(whole[COMMIT_REVEAL]), statistics.median(whole[HIDDEN_DEAL])
     print(f"  a whole recorded game, both sides in one process: median {hd * 1000:.0f} ms dealt face down "
           f"(two live referees), {cr * 1000:.0f} ms by commit-reveal (same bots and seeds)")

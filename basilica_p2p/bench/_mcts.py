@@ -18,10 +18,10 @@ def _mcts_game(spec: str, opponent: str, seed_text: str, number: int, options: O
     than one legal action).
     """
     from ..bots import bot_rng_seed, make_bot
-    from ..match import game_seed
+    from ..match import match_game_seed
 
     manifest = default_manifest()
-    seed = game_seed(seed_text, number)
+    seed = match_game_seed(seed_text, number)
     seat = number % 2
     specs = (spec, opponent) if seat == 0 else (opponent, spec)
     bots = [make_bot(specs[k], manifest, bot_rng_seed(seed, k)) for k in (0, 1)]

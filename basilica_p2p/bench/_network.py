@@ -33,10 +33,9 @@ def _join_worker(port: int, home: str, games: int, shuffle: str) -> None:
 
 def bench_network(games: int) -> None:
     """:func:`bench_network_scheme` for both shuffle schemes, one after the other."""
-    from ..referee import HIDDEN_DEAL
-    from ..wire import SHUFFLE_SCHEME
+    from ..schemes import COMMIT_REVEAL, HIDDEN_DEAL
 
-    seeded = bench_network_scheme(games, SHUFFLE_SCHEME)
+    seeded = bench_network_scheme(games, COMMIT_REVEAL)
     hidden = bench_network_scheme(games, HIDDEN_DEAL)
     print(f"network, side by side: {hidden * 1000:.0f} ms/game dealt face down, {seeded * 1000:.0f} ms/game by "
           f"commit-reveal ({hidden / seeded:.2f}x; the games differ, as the two deals do)")
@@ -61,8 +60,8 @@ def bench_network_scheme(games: int, shuffle: str) -> float:
     from ..bots import GreedyBot, make_bot
     from ..identity import local_identity
     from ..net import GameReport, PeerConfig, Settings, Timeouts, host
-    from ..referee import HIDDEN_DEAL
     from ..replay import play_recorded, read_replay
+    from ..schemes import HIDDEN_DEAL
     from ..wire import open_envelope
 
     manifest = default_manifest()

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from ..engine import Options, default_manifest
-from ..wire import SHUFFLE_SCHEME
+from ..schemes import COMMIT_REVEAL
 
 
 @dataclass(frozen=True)
@@ -89,7 +89,7 @@ def _joiner(port: int, home: str, flood: float) -> None:
         bot = make_bot("greedy", manifest, _seed(k, "join"))
         return Flooder(bot) if flood else bot
 
-    config = PeerConfig(me, Settings(Options(), manifest, SHUFFLE_SCHEME), agent_for, Path(home) / "join", None,
+    config = PeerConfig(me, Settings(Options(), manifest, COMMIT_REVEAL), agent_for, Path(home) / "join", None,
                         Timeouts())
     config.chat = bool(flood)
     trio.run(join, "127.0.0.1", port, config)
@@ -167,7 +167,7 @@ def _host(games: int, watchers: int, flood: float, check: bool, out: Any) -> Non
             ends.append(time.perf_counter())
             chat[0] += sum(1 for raw in read_replay(report.replay).records if is_chat(raw))
 
-        config = PeerConfig(me, Settings(Options(), manifest, SHUFFLE_SCHEME),
+        config = PeerConfig(me, Settings(Options(), manifest, COMMIT_REVEAL),
                             lambda k: make_bot("greedy", manifest, _seed(k, "host")), home / "host", None, Timeouts(),
                             games + 1, on_game=on_game, round_trips=round_trips)
         config.chat = bool(flood)

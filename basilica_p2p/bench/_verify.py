@@ -19,12 +19,12 @@ def bench_verify(replays: int, rounds: int = 5) -> None:
     time is the best of ``rounds``."""
     import tempfile
 
-    from ..referee import HIDDEN_DEAL
+    from ..schemes import COMMIT_REVEAL, HIDDEN_DEAL
     from ..replay import find_forks, known_manifests, read_replay, verify_file
-    from ..wire import SHUFFLE_SCHEME, open_envelope
+    from ..wire import open_envelope
 
     with tempfile.TemporaryDirectory() as tmp:
-        paths = recorded_replays(Path(tmp), replays, SHUFFLE_SCHEME)
+        paths = recorded_replays(Path(tmp), replays, COMMIT_REVEAL)
         hidden = recorded_replays(Path(tmp), replays, HIDDEN_DEAL)
         records = sum(1 + len(read_replay(p).records) for p in paths)
         hidden_records = sum(1 + len(read_replay(p).records) for p in hidden)

@@ -2,9 +2,10 @@
 
 from ..agent import Bot, BotFailed, checked_choose, close_bot
 from .base import BotSpecError, bot_rng_seed, sample_game
-from .external import NETWORK_SHARE, ExternalBot, parse_command
+from .external import NETWORK_SHARE, ExternalBot
 from .greedy import GreedyBot, evaluate
 from .mcts import MctsBot
+from .process import parse_command
 from .random_bot import RandomBot
 from .registry import BOT_NAMES, make_bot
 

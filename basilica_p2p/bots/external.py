@@ -6,26 +6,19 @@ it: a version handshake, ``newgame``, then for every decision the action
 history, the public state as JSON, the legal actions and ``go``, answered by
 ``action <notation>``.
 
-The program's output is read by a thread with a deadline, so a bot that
-hangs cannot hang us; the program runs in its own process group, which is
-killed when the bot fails, when it is closed, and at exit.  A bot that
-crashes, answers late, answers an illegal action or breaks the protocol
-raises :class:`BotFailed`, and its side loses the game.
-
-:class:`BotFailed` and :func:`checked_choose` are for every bot: a built-in
-or ``module:Class`` bot that raises or returns an illegal action fails the
-same way.
+This module is the conversation; the program itself, as a child process
+(started, its output read with deadlines, stopped whatever it does), is
+:class:`~basilica_p2p.bots.process.BotProcess`, so a bot that hangs cannot
+hang us.  A bot that crashes, answers late, answers an illegal action or
+breaks the protocol raises :class:`~basilica_p2p.agent.BotFailed`, and its
+side loses the game, as a built-in or ``module:Class`` bot that fails does.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import queue
 import shlex
-import shutil
-import signal
-import subprocess
 import threading
 import time
 import weakref
@@ -34,6 +27,7 @@ from typing import IO, Any
 
 from ..agent import BotFailed, bot_label, cut, shown_quoted
 from ..engine import Action, NotationError, Observation, format_action, parse_action
+from .process import MAX_LINE, BotProcess, Read, parse_command
 
 PROTOCOL = "basilica-bot"
 VERSION = 1
@@ -41,10 +35,8 @@ DEFAULT_MOVE_TIME = 10.0  # seconds per decision
 DEFAULT_HANDSHAKE_TIME = 10.0  # seconds to start and answer the handshake, and to answer newgame
 ENV_MOVE_TIME = "BASILICA_BOT_TIME"
 ENV_HANDSHAKE_TIME = "BASILICA_BOT_HANDSHAKE_TIME"
-MAX_LINE = 4096  # bytes in one line from a bot, its line ending not counted
 QUIT_GRACE = 1.0  # seconds a bot has to exit after quit before it is killed
 FAIL_GRACE = 0.2  # the same after the error that ends a failed bot
-LINES_BUFFERED = 1024  # lines read from a bot and not yet looked at
 NETWORK_SHARE = 0.8  # with --move-time T, our own bot must answer within this share of T
 
 
@@ -93,25 +85,6 @@ def public_label(bot: object) -> str:
     return "cmd:" + ("".join(ch for ch in program if ch.isprintable())[:40] or "bot")
 
 
-def parse_command(text: str) -> list[str]:
-    """The argv of ``cmd:PROGRAM``; raises ValueError with a one-line reason."""
-    try:
-        argv = shlex.split(text)
-    except ValueError as e:
-        raise ValueError(f"cannot split the command {text!r}: {e}") from None
-    if not argv:
-        raise ValueError("cmd: needs a program, e.g. cmd:python3 examples/line_bot.py")
-    program = argv[0]
-    if os.sep in program or (os.altsep and os.altsep in program):
-        if not os.path.isfile(program):
-            raise ValueError(f"no program {program!r}")
-        if not os.access(program, os.X_OK):
-            raise ValueError(f"{program!r} is not executable (chmod +x, or name its interpreter first)")
-    elif shutil.which(program) is None:
-        raise ValueError(f"no program {program!r} on PATH")
-    return argv
-
-
 def _env_seconds(name: str, default: float) -> float:
     raw = os.environ.get(name)
     if not raw:
@@ -128,154 +101,6 @@ def _env_seconds(name: str, default: float) -> float:
 def limits_from_env() -> tuple[float, float]:
     """(seconds per decision, seconds for the handshake) from the environment or the defaults."""
     return _env_seconds(ENV_MOVE_TIME, DEFAULT_MOVE_TIME), _env_seconds(ENV_HANDSHAKE_TIME, DEFAULT_HANDSHAKE_TIME)
-
-
-# --- the child process -----------------------------------------------------------------------
-
-_LINE, _EOF, _LONG = "line", "eof", "long"
-_children: weakref.WeakSet[_Child] = weakref.WeakSet()
-
-
-def live_children() -> list[int]:
-    """Process ids of bot programs started here and not yet reaped (for tests)."""
-    return [c.proc.pid for c in list(_children) if c.proc.returncode is None]
-
-
-class _Child:
-    """One running bot program: its pipes, a reader and a writer thread."""
-
-    def __init__(self, argv: list[str], stderr: IO[Any] | int | None) -> None:
-        self.proc = subprocess.Popen(
-            argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=stderr, bufsize=0,
-            start_new_session=hasattr(os, "killpg"),  # its own process group, killed as a whole
-        )
-        # Bounded: a bot that floods its output waits for us (and fails on time), not our memory.
-        self.lines: queue.Queue[tuple[str, bytes]] = queue.Queue(maxsize=LINES_BUFFERED)
-        self.outbox: queue.Queue[bytes | None] = queue.Queue()
-        self._lock = threading.Lock()
-        self.stopped = False
-        self._done = threading.Event()  # set once the process is reaped
-        assert self.proc.stdout is not None and self.proc.stdin is not None
-        self.reader = threading.Thread(target=self._read, args=(self.proc.stdout,), daemon=True, name="bot-reader")
-        writer = threading.Thread(target=self._write, args=(self.proc.stdin,), daemon=True, name="bot-writer")
-        self.reader.start()
-        writer.start()
-        _children.add(self)
-
-    def _read(self, raw: IO[bytes]) -> None:
-        stream = open(raw.fileno(), "rb", buffering=65536, closefd=False)
-        try:
-            while True:
-                line = stream.readline(MAX_LINE + 2)  # room for "\r\n"
-                if not line:
-                    break
-                if len(line.rstrip(b"\r\n")) > MAX_LINE:
-                    self.lines.put((_LONG, b""))
-                    return
-                if not line.endswith(b"\n"):
-                    break  # a last line cut off by the end of output is no answer
-                self.lines.put((_LINE, line))
-        except (OSError, ValueError):
-            pass
-        self.lines.put((_EOF, b""))
-
-    def _write(self, raw: IO[bytes]) -> None:
-        fd = raw.fileno()
-        try:
-            while True:
-                data = self.outbox.get()
-                if data is None:
-                    break
-                view = memoryview(data)
-                while view:
-                    n = os.write(fd, view)  # blocks only while a bot does not read; then it fails on time
-                    view = view[n:]
-        except (OSError, ValueError):
-            pass  # the bot is gone: the reader sees it
-        finally:
-            try:
-                raw.close()  # end of input: a bot that reads it exits
-            except OSError:
-                pass
-
-    def send(self, line: str) -> None:
-        if not self.stopped:
-            self.outbox.put(line.encode("utf-8") + b"\n")
-
-    def exit_text(self, wait: float) -> str:
-        """What became of a program whose output ended."""
-        try:
-            code = self.proc.wait(timeout=wait)
-        except subprocess.TimeoutExpired:
-            return "closed its output"
-        if code < 0:
-            try:
-                name = signal.Signals(-code).name
-            except ValueError:
-                name = f"signal {-code}"
-            return f"was killed by {name}"
-        if code == 0:
-            return "exited (code 0)"
-        return f"crashed with exit code {code}"
-
-    def stop(self, grace: float = 0.0) -> None:
-        """Say quit (with a grace period), then kill the process group and reap it.
-
-        A second call waits until the first is done, so after any call returns
-        the program and its process group are gone."""
-        with self._lock:
-            first = not self.stopped
-            self.stopped = True
-        if not first:
-            self._done.wait()
-            return
-        try:
-            self._stop(grace)
-        finally:
-            self._done.set()
-
-    def _stop(self, grace: float) -> None:
-        proc = self.proc
-        if grace > 0 and proc.poll() is None:
-            self.outbox.put(b"quit\n")
-            self.outbox.put(None)  # then end of input
-            try:
-                proc.wait(timeout=grace)
-            except subprocess.TimeoutExpired:
-                pass
-        else:
-            self.outbox.put(None)
-        if hasattr(os, "killpg"):
-            try:
-                os.killpg(proc.pid, signal.SIGKILL)  # the group: whatever the bot started dies too
-            except OSError:
-                pass
-        if proc.poll() is None:
-            try:
-                proc.kill()
-            except OSError:
-                pass
-        proc.wait()  # reaped: no zombie
-        # The reader ends at end of output; only then is its descriptor closed (closing it
-        # under a blocked read could hand the number to another file).  A grandchild that
-        # left the process group and kept the pipe open would keep it, and only it, open.
-        deadline = time.monotonic() + 1.0
-        while self.reader.is_alive() and time.monotonic() < deadline:
-            try:
-                while True:
-                    self.lines.get_nowait()  # room for the reader to reach the end of the output
-            except queue.Empty:
-                pass
-            self.reader.join(timeout=0.05)
-        if proc.stdout is not None and not self.reader.is_alive():
-            try:
-                proc.stdout.close()
-            except OSError:
-                pass
-        _children.discard(self)
-
-
-# --- the bot -------------------------------------------------------------------------------
 
 
 class ExternalBot:
@@ -310,7 +135,7 @@ class ExternalBot:
         self.move_time = float(move_time) if move_time is not None else env_move
         self.handshake_time = float(handshake_time) if handshake_time is not None else env_handshake
         self.stderr = stderr  # None: the bot's stderr passes through to ours
-        self._child: _Child | None = None
+        self._child: BotProcess | None = None
         self._finalizer: weakref.finalize | None = None
         self._failed: BotFailed | None = None
         self._seat: int | None = None  # in a game as this player, after newgame
@@ -344,9 +169,9 @@ class ExternalBot:
             threading.Thread(target=child.stop, args=(FAIL_GRACE,), daemon=True, name="bot-stop").start()
         return e
 
-    def _start(self, player: int) -> _Child:
+    def _start(self, player: int) -> BotProcess:
         try:
-            child = _Child(self.argv, self.stderr)
+            child = BotProcess(self.argv, self.stderr)
         except OSError as e:
             raise self._fail(f"could not be started: {e.strerror or e}", player) from None
         self._child = child
@@ -376,16 +201,13 @@ class ExternalBot:
         child = self._child
         assert child is not None
         while True:
-            left = deadline - time.monotonic()
-            if left <= 0:
+            got = child.read(deadline)
+            if got is None:
                 raise self._fail(f"did not answer {what} within {limit:g} s", player)
-            try:
-                kind, raw = child.lines.get(timeout=left)
-            except queue.Empty:
-                continue
-            if kind == _EOF:
+            kind, raw = got
+            if kind == Read.EOF:
                 raise self._fail(f"{child.exit_text(1.0)} before answering {what}", player)
-            if kind == _LONG:
+            if kind == Read.LONG:
                 raise self._fail(f"broke the protocol: a line longer than {MAX_LINE} bytes", player)
             try:
                 line = raw.decode("utf-8").rstrip("\r\n")
@@ -401,14 +223,7 @@ class ExternalBot:
         """A line that came while no answer was due breaks the protocol."""
         child = self._child
         assert child is not None
-        for _ in range(child.lines.qsize()):
-            try:
-                kind, raw = child.lines.get_nowait()
-            except queue.Empty:
-                return
-            if kind != _LINE:
-                child.lines.put((kind, raw))  # seen when the answer is read
-                return
+        for raw in child.lines_ready():
             line = raw.decode("utf-8", "replace").rstrip("\r\n")
             if line.strip() and not (line == "info" or line.startswith("info ")):
                 if line == "error" or line.startswith("error "):

@@ -12,6 +12,7 @@ from typing import Optional
 import typer
 
 from ..engine import EngineError, Manifest, Options, Ruleset, default_manifest, parse_manifest
+from ..schemes import COMMIT_REVEAL, HIDDEN_DEAL
 
 
 HELP_NAMES = ["-h", "--help"]
@@ -63,12 +64,11 @@ def check_dealable(manifest: Manifest, options: Options, shuffle: str, given: Op
     """A game the hidden deal cannot deal (too many tiles or classes for its messages) is refused
     here, in one line, before any game or connection begins (PROTOCOL.md §5b)."""
     from ..dealer import deal_problem
-    from ..referee import HIDDEN_DEAL
 
     problem = deal_problem(manifest, options) if shuffle == HIDDEN_DEAL else None
     if problem is not None:
         where = f"manifest {given}" if given is not None else "the default manifest"
-        raise fail(f"{where}: {problem}; it can be played with --shuffle commit-reveal-v1")
+        raise fail(f"{where}: {problem}; it can be played with --shuffle {COMMIT_REVEAL}")
 
 
 def read_input(path: Path, what: str) -> str:
@@ -86,12 +86,12 @@ def read_input(path: Path, what: str) -> str:
 class Shuffle(StrEnum):
     """The shuffle schemes a local match or tournament can deal with (protocol/PROTOCOL.md §5, §5b)."""
 
-    COMMIT_REVEAL = "commit-reveal-v1"
-    HIDDEN = "sra-p256-v1"
+    COMMIT_REVEAL = COMMIT_REVEAL
+    HIDDEN = HIDDEN_DEAL
 
 
-SHUFFLE_HELP = ("How the stack is dealt: commit-reveal-v1 (the default: both seats are on this machine, so "
-                "nothing is hidden from anyone) or sra-p256-v1 (face down, audited at the end, as between two peers; "
+SHUFFLE_HELP = (f"How the stack is dealt: {COMMIT_REVEAL} (the default: both seats are on this machine, so "
+                f"nothing is hidden from anyone) or {HIDDEN_DEAL} (face down, audited at the end, as between two peers; "
                 "slower).")
 
 
@@ -143,7 +143,7 @@ def _at_terminal() -> bool:
         return False
 
 
-def bot_label(spec: str) -> str:
+def bot_identity_name(spec: str) -> str:
     """A short name for a bot's identity: ``greedy``, ``mcts``, ``MyBot``, ``cmd-line_bot``, ``policy-model``."""
     import re
 
@@ -271,8 +271,8 @@ NET_HELP = {
               "takes the host's.",
     "resume_move": "For a game from an older client, which agreed no limits: seconds the peer may take per "
                    "decision (default: none); a game that agreed its limits keeps them.",
-    "shuffle": "How the stack is dealt: sra-p256-v1 (the default: face down, so that neither side can see it, "
-               "audited at the end) or commit-reveal-v1 (one seed both sides know: the stack is unbiased but "
+    "shuffle": f"How the stack is dealt: {HIDDEN_DEAL} (the default: face down, so that neither side can see it, "
+               f"audited at the end) or {COMMIT_REVEAL} (one seed both sides know: the stack is unbiased but "
                "a modified client could read it). Both sides must ask for the same.",
     "no_invite": "Take the first peer that connects to HOST:PORT, as before invites (trust on first use); "
                  "by default the host prints an invite code and lets in only its holder.",
@@ -321,7 +321,7 @@ OPT_FRAME = typer.Option(10.0, "--frame-timeout", min=0.1, help=NET_HELP["frame"
 OPT_MOVE = typer.Option(None, "--move-time", min=0.1, help=NET_HELP["move"])
 OPT_WINDOW = typer.Option(None, "--window", min=10, max=3600, help=NET_HELP["window"])
 OPT_KEEP = typer.Option(False, "--keep-session", metavar="", help=NET_HELP["keep"])
-OPT_NET_SHUFFLE = typer.Option("sra-p256-v1", "--shuffle", metavar="SCHEME",  # the help names both
+OPT_NET_SHUFFLE = typer.Option(HIDDEN_DEAL, "--shuffle", metavar="SCHEME",  # the help names both
                                help=NET_HELP["shuffle"])
 OPT_STUN = typer.Option(None, "--stun", metavar="HOST:PORT", help=NET_HELP["stun"])
 OPT_NO_STUN = typer.Option(False, "--no-stun", metavar="", help=NET_HELP["no_stun"])

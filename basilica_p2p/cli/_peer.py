@@ -12,8 +12,9 @@ from typing import Optional
 import typer
 
 from ..engine import EngineError, Ruleset
+from ..schemes import HIDDEN_DEAL, SCHEMES
 from ._common import (
-    _report_games, _run_trio, bot_label, check_dealable, fail, home_of, load_manifest_option, output_folder,
+    _report_games, _run_trio, bot_identity_name, check_dealable, fail, home_of, load_manifest_option, output_folder,
     report_line, user_identity,
 )
 
@@ -22,7 +23,7 @@ def _net_options(
     bot: Optional[str], ruleset: Ruleset, festum: bool, festum_removal: bool, manifest: Optional[Path],
     replay_dir: Optional[Path], handshake_timeout: float, idle_timeout: float, ping_interval: float,
     frame_timeout: float, move_time: Optional[float], ctx: typer.Context, role: str, games: int = 1,
-    quiet: bool = False, keep_session: bool = False, shuffle: str = "sra-p256-v1", plain: bool = True,
+    quiet: bool = False, keep_session: bool = False, shuffle: str = HIDDEN_DEAL, plain: bool = True,
     chat: bool = True,
 ):
     """Everything host and join share, checked, as a PeerConfig (``plain``: the line client, not the app)."""
@@ -34,8 +35,6 @@ def _net_options(
     from ..net import GameLedger, KnownPeers, PeerConfig
     from ..lineclient import TerminalPlayer
     from ..net import Settings, Timeouts
-
-    from ..referee import SCHEMES
 
     home = home_of(ctx)
     man = load_manifest_option(manifest)
@@ -51,7 +50,7 @@ def _net_options(
     try:
         if bot:
             close_bot(make_bot(bot, man, 0))  # fail early on a bad name
-            me = local_identity(home, f"bot-{role}", f"{bot_label(bot)}-{role}")
+            me = local_identity(home, f"bot-{role}", f"{bot_identity_name(bot)}-{role}")
         else:
             from ..app import wants_app
 

@@ -92,7 +92,7 @@ def peers_list(ctx: typer.Context) -> None:
     """Every peer name you have played and the fingerprint of its key (SHA-256 and words)."""
     from ..fingerprint_words import fingerprint_words
     from ..identity import fingerprint
-    from ..names import shown
+    from ..names import quoted_name
     from ..net import KnownPeers, PeerKeyMismatch
 
     try:
@@ -103,8 +103,8 @@ def peers_list(ctx: typer.Context) -> None:
         typer.echo("no known peers yet")
     for name, key in sorted(data.items()):
         raw = bytes.fromhex(key)
-        # shown(): a look-alike spelled out, and a name from the network never prints control characters
-        typer.echo(f"{shown(name):<24} {fingerprint(raw)}  {fingerprint_words(raw)}")
+        # quoted_name(): a look-alike spelled out, and a name from the network never prints control characters
+        typer.echo(f"{quoted_name(name):<24} {fingerprint(raw)}  {fingerprint_words(raw)}")
 
 
 @peers_app.command("trust")
@@ -118,7 +118,7 @@ def peers_trust(
     It replaces the entry of any known name that looks the same (alice, Alice, аlice).
     """
     from ..fingerprint_words import key_for_people
-    from ..names import shown
+    from ..names import quoted_name
     from ..net import KnownPeers, PeerKeyMismatch
 
     try:
@@ -134,14 +134,14 @@ def peers_trust(
     except OSError as e:
         raise fail(f"cannot write under {home_of(ctx)}: {e.strerror}") from None
     for old in replaced:
-        typer.echo(f"{shown(old)} looked the same: replaced")
-    typer.echo(f"{shown(name)} is now trusted with key {key_for_people(raw)}")
+        typer.echo(f"{quoted_name(old)} looked the same: replaced")
+    typer.echo(f"{quoted_name(name)} is now trusted with key {key_for_people(raw)}")
 
 
 @peers_app.command("forget")
 def peers_forget(ctx: typer.Context, name: str = typer.Argument(..., help="The peer's name.")) -> None:
     """Forget a peer, and any known name that looks the same; its key is learned again on the next contact."""
-    from ..names import shown
+    from ..names import quoted_name
     from ..net import KnownPeers, PeerKeyMismatch
 
     try:
@@ -153,4 +153,4 @@ def peers_forget(ctx: typer.Context, name: str = typer.Argument(..., help="The p
     if not gone:
         raise fail(f"no known peer named {name!r}")
     for old in gone:
-        typer.echo(f"forgot {shown(old)}")
+        typer.echo(f"forgot {quoted_name(old)}")

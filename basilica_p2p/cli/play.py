@@ -18,7 +18,7 @@ from ._common import (
     NET_HELP, OPT_BOT, OPT_FESTUM, OPT_FRAME, OPT_HANDSHAKE, OPT_IDLE, OPT_KEEP, OPT_LOCAL_RULESET, OPT_MANIFEST,
     OPT_MAILBOX, OPT_MOVE, OPT_NET_SHUFFLE, OPT_NO_CHAT, OPT_NO_RELAY, OPT_NO_STUN, OPT_PING, OPT_PLAIN, OPT_RELAY, OPT_REMOVAL,
     OPT_REPLAY_DIR, OPT_RULESET, OPT_STUN, OPT_WINDOW, _report_games, _run_trio,
-    bot_label, fail, home_of, load_manifest_option, load_manifests, output_folder, say_where, user_identity,
+    bot_identity_name, fail, home_of, load_manifest_option, load_manifests, output_folder, say_where, user_identity,
 )
 from .watching import with_watchers
 from ._peer import (
@@ -240,7 +240,7 @@ def play_cmd(
 
     try:
         me = user_identity(home, app_follows=wants_app(plain))
-        label = bot_label(vs)
+        label = bot_identity_name(vs)
         them = local_identity(home, "bot-play", label if label != me.name else f"{label}-bot")
     except (IdentityError, OSError) as e:
         raise fail(f"identity: {e}") from None

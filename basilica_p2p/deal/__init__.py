@@ -40,10 +40,8 @@ from ._errors import (CardOpenedTwice, DealError, FalseShare, InvalidDeck, Malfo
 from ._keys import DeckKeys, deck_keys
 from ._machine import DeckDeal
 
-SCHEME = "sra-p256-v1"
-
 __all__ = [
-    "FACE_SEPARATOR", "KEY", "MAX_CARDS", "REKEY", "SCHEME", "SHUFFLE", "CardOpenedTwice", "DealError", "DealMessage",
+    "FACE_SEPARATOR", "KEY", "MAX_CARDS", "REKEY", "SHUFFLE", "CardOpenedTwice", "DealError", "DealMessage",
     "DealRecord",
     "Deck", "DeckDeal", "DeckKeys", "FalseShare", "HashedDeck", "InvalidDeck", "Layout", "MalformedValue",
     "NotACard", "NotOnCurve", "OutOfOrder", "RepeatedCard", "Share", "WrongCardCount", "audit", "deck_keys",

@@ -93,7 +93,7 @@ def _ratio(games: int, festum: bool) -> tuple[int, float, int, float]:
     Returns (steps, seconds, decisions, seconds), wall-clock time of the parts timed only.
     """
     from ..engine import Game
-    from ._core import Setting, game_seed
+    from ._core import Setting, episode_seed
 
     setting = Setting(festum=festum)
     manifest, options = setting.the_manifest(), setting.options
@@ -103,7 +103,7 @@ def _ratio(games: int, festum: bool) -> tuple[int, float, int, float]:
     steps = decisions = 0
     env_ns = engine_ns = 0
     for game in range(games):
-        g = Game.new(manifest, options, game_seed(game, 0))
+        g = Game.new(manifest, options, episode_seed(game, 0))
         while not g.over:
             t0 = clock()
             legal = g.legal_actions()

@@ -39,7 +39,7 @@ class Setting:
         return self.manifest if self.manifest is not None else default_manifest()
 
 
-def game_seed(seed: int, episode: int) -> bytes:
+def episode_seed(seed: int, episode: int) -> bytes:
     """The engine's 32-byte seed for an episode: ``reset(seed=s)`` gives the same game for
     the same ``s``; ``reset()`` without a seed gives the next game of the last seed's series."""
     return hashlib.sha256(_SEED_TAG + f"{int(seed)}/{episode}".encode()).digest()

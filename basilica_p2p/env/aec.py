@@ -18,7 +18,7 @@ from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
 from ..engine import Manifest
-from ._core import AGENTS, RENDER_MODES, Setting, Table, check_render_mode, entropy_seed, game_seed, outcome, render
+from ._core import AGENTS, RENDER_MODES, Setting, Table, check_render_mode, entropy_seed, episode_seed, outcome, render
 from .layout import OBS_BOUND, Layout, arrange, observation_space
 
 class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
@@ -48,7 +48,7 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
         if seed is not None or self._seed is None:
             self._seed, self._episode = entropy_seed() if seed is None else seed, 0
-        game = self.table.new_game(game_seed(self._seed, self._episode))
+        game = self.table.new_game(episode_seed(self._seed, self._episode))
         self._episode += 1
         self.agents = list(AGENTS)
         self.rewards = {a: 0.0 for a in self.agents}

@@ -50,15 +50,15 @@ class GymEnv(gymnasium.Env):
     def reset(self, *, seed: int | None = None,
               options: dict[str, Any] | None = None) -> tuple[np.ndarray | dict[str, np.ndarray], dict[str, Any]]:
         super().reset(seed=seed)  # a first reset without a seed draws one from the operating system
-        game_seed = self.np_random.bytes(32)
+        engine_seed = self.np_random.bytes(32)
         if self._seat_choice is None:
             self.seat = int(self.np_random.integers(2))
         spec = self._opponent_spec
         manifest = self.table.manifest
         # A bot object is kept as given; a name is built afresh, seeded from this game.
-        self._opponent = make_bot(spec, manifest, bot_rng_seed(game_seed, 1 - self.seat)) \
+        self._opponent = make_bot(spec, manifest, bot_rng_seed(engine_seed, 1 - self.seat)) \
             if isinstance(spec, str) else spec
-        self.table.new_game(game_seed)
+        self.table.new_game(engine_seed)
         self._opponent_moves()
         if self.render_mode == "human":
             self.render()

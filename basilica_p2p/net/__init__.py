@@ -8,15 +8,15 @@ The modules, by what a game needs of them:
 
 - meeting: invite codes (invite.py, protocol/INVITE-FORMAT.md), the host's door
   (gate.py), the joiner's race over candidate addresses (dial.py), STUN (stun.py),
-  port mapping (portmap/), hole punching (punch.py), arranged by invited.py; a
-  code read aloud, with a relay as the last way (coded.py over wormhole/ and
+  port mapping (portmap/), hole punching (punch.py), arranged by invite_meeting.py; a
+  code read aloud, with a relay as the last way (code_meeting.py over wormhole/ and
   relay.py: the ``[internet]`` extra, imported only when a code is used);
 - playing: frames and deadlines (framing.py, connection.py), the hellos
   (handshake.py), the play loop (session.py), a side's replay and session file
   (side.py), a peer that went away (presence.py) and meeting it again (rejoin.py),
   finishing a game after a crash (resume.py); peer.py plays the games of one
   connection, demo.py a whole game on loopback;
-- remembered: the keys of known peers (peers.py), the game ids signed (ledger.py).
+- remembered: the keys of known peers (known_peers.py), the game ids signed (ledger.py).
 
 Everything the rest of the package uses is re-exported here, but for the two
 functions named like their module (``dial``, ``resume``): re-exported, either would
@@ -25,7 +25,7 @@ hide its module.
 
 from .again import counted, play_again
 from .chat import Chat, is_chat
-from .coded import (PUBLIC_MAILBOX, PUBLIC_RELAY, CodeOptions, join_with_code, missing_extra, relay_note,
+from .code_meeting import (PUBLIC_MAILBOX, PUBLIC_RELAY, CodeOptions, join_with_code, missing_extra, relay_note,
                     wormhole_companion)
 from .connection import BadHello, Connection, NoGameStarted, PeerGone, SessionError, Timeouts
 from .demo import run_demo
@@ -35,11 +35,11 @@ from .handshake import Settings
 from .interfaces import local_candidates
 from .invite import (Candidate, Invite, InviteError, Reply, check_reply, format_invite, format_reply, format_watch,
                      invite_id, make_reply, parse_invite, parse_reply, parse_watch, watch_mac)
-from .invited import (MAPPING_PROTOCOLS, Companion, Door, InternetOptions, host_connection, join_connection,
+from .invite_meeting import (MAPPING_PROTOCOLS, Companion, Door, InternetOptions, host_connection, join_connection,
                       reply_reader, seated_play)
 from .ledger import GameLedger, LedgerError
 from .peer import PeerConfig, host, join, play_games
-from .peers import KnownPeers, PeerKeyMismatch
+from .known_peers import KnownPeers, PeerKeyMismatch
 from .presence import Presence
 from .rejoin import Rendezvous
 from .session import GameReport, Watch, continue_game, play_one_game

@@ -22,8 +22,9 @@ import trio
 from ..clock import Limits, TimeControl, TimeControlError
 from ..engine import Manifest, Options
 from ..identity import Identity, fingerprint
-from ..names import shown
-from ..referee import GENESIS, HIDDEN_DEAL, GameSpec
+from ..names import quoted_name
+from ..referee import GENESIS, GameSpec
+from ..schemes import HIDDEN_DEAL
 from ..replay import Header, ReplayWriter
 from ..seat import Refused as SeatRefused
 from ..seat import Seat, SeatSecrets, printable
@@ -42,7 +43,7 @@ from .connection import (
 )
 from .framing import PeerBye, PeerClosed, PeerTimeout
 from .ledger import GameLedger, LedgerError
-from .peers import KnownPeers, PeerKeyMismatch
+from .known_peers import KnownPeers, PeerKeyMismatch
 from .side import Side, protected, sidecar_path
 
 
@@ -183,7 +184,7 @@ async def handshake(
                     "another name ('basilica id rename NAME')")
             raise Refused(str(e)) from None
         if check.new:
-            log(f"first contact with {shown(theirs['name'])}: key {check.fingerprint} remembered")
+            log(f"first contact with {quoted_name(theirs['name'])}: key {check.fingerprint} remembered")
     if seat == 1:
         await _claim_game_id(conn, ledger, me, game)
         second = seal(me.key, game, 1, first.hash, "hello", mine)

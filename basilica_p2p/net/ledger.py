@@ -26,7 +26,7 @@ class LedgerError(Exception):
 
 
 class GameLedger:
-    """Pairs (key, id) signed once each; ``file`` names the list (also ``invites_used``, net/invited.py)."""
+    """Pairs (key, id) signed once each; ``file`` names the list (also ``invites_used``, net/invite_meeting.py)."""
 
     def __init__(self, home: Path, file: str = FILE) -> None:
         self.path = home / file

@@ -19,7 +19,7 @@ from .. import safefile
 from ..agent import Decision
 from ..engine import Manifest
 from ..identity import Identity
-from ..referee import HIDDEN_DEAL
+from ..schemes import HIDDEN_DEAL
 from ..replay import ReplayWriter
 from ..seat import Refused as SeatRefused
 from ..seat import Seat, SeatSecrets

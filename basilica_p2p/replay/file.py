@@ -29,7 +29,8 @@ from typing import TYPE_CHECKING, Any, BinaryIO
 
 from ..clock import Limits, TimeControl, TimeControlError
 from ..safefile import NotRegularFile, open_regular, sync_directory
-from ..wire import MAX_MESSAGE, SHUFFLE_SCHEME, ProtocolError, decode, encode, is_text
+from ..wire import MAX_MESSAGE, ProtocolError, decode, encode, is_text
+from ..schemes import COMMIT_REVEAL
 
 if TYPE_CHECKING:
     from ..referee import GameSpec
@@ -63,7 +64,7 @@ class Header:
     game: bytes  # 32-byte game id
     players: tuple[tuple[bytes, str], tuple[bytes, str]]  # (public key, name) of player 1 and 2
     protocol: int = 1
-    shuffle: str = SHUFFLE_SCHEME
+    shuffle: str = COMMIT_REVEAL
     clock: TimeControl | None = None  # protocol 2 (or 3): the game's time control, as both hellos say
     limits: Limits | None = None  # protocol 3: a network game's agreed limits, as both hellos say
 

@@ -22,7 +22,8 @@ from ..agent import Agent, Resign, TakeBack, as_agent
 from ..clock import Limits, TimeClaim, TimeControl
 from ..engine import Game, Manifest, Options
 from ..identity import Identity
-from ..referee import HIDDEN_DEAL, GameSpec, Outcome
+from ..referee import GameSpec, Outcome
+from ..schemes import COMMIT_REVEAL, HIDDEN_DEAL
 from ..seat import (
     ClocksChanged,
     Late,
@@ -34,7 +35,7 @@ from ..seat import (
     SeatSecrets,
     StepKind,
 )
-from ..wire import SHUFFLE_SCHEME, new_nonce
+from ..wire import new_nonce
 from .file import Header, ReplayWriter
 
 @dataclass(frozen=True)
@@ -72,7 +73,7 @@ def play_both_seats(
     players: tuple[Identity, Identity],
     agents: tuple[object, object],
     *,
-    shuffle: str = SHUFFLE_SCHEME,
+    shuffle: str = COMMIT_REVEAL,
     clock: TimeControl | None = None,
     limits: Limits | None = None,
     now: Callable[[], float] = time.monotonic,
@@ -101,9 +102,9 @@ def play_both_seats(
     commit-reveal, and with it they are for local games only (docs/playing.md).
     An agent's :class:`~basilica_p2p.agent.Resign` is its side's signed forfeit.
     """
-    if shuffle != SHUFFLE_SCHEME and clock is not None:
+    if shuffle != COMMIT_REVEAL and clock is not None:
         # A local game of people is seeded (takebacks need it): no clocks with the hidden deal here.
-        raise ValueError(f"a local game with a clock is dealt by {SHUFFLE_SCHEME}, not {shuffle}")
+        raise ValueError(f"a local game with a clock is dealt by {COMMIT_REVEAL}, not {shuffle}")
     game = game_id if game_id is not None else os.urandom(32)
     spec = GameSpec(game, (players[0].public, players[1].public), (players[0].name, players[1].name), options,
                     manifest, shuffle, clock, limits)
@@ -111,7 +112,7 @@ def play_both_seats(
     # A seat draws its commit nonce and deal secret from the operating system unless they are
     # given; the salts of secret Jester choices come from ``salts``, in the order they are made.
     seats = tuple(Seat(spec, players[i], entropy=_entropy(salts), secrets=_filled(chosen[i], shuffle),
-                       takebacks=shuffle == SHUFFLE_SCHEME) for i in (0, 1))
+                       takebacks=shuffle == COMMIT_REVEAL) for i in (0, 1))
     table = _Table(seats, (as_agent(agents[0]), as_agent(agents[1])), now if clock is not None else None, watch)
     try:
         with ReplayWriter.create(path, Header.of(spec)) as out:
@@ -261,7 +262,7 @@ def play_recorded(
     nonces: tuple[bytes, bytes] | None = None,
     game_id: bytes | None = None,
     salts: Callable[[], bytes] = new_nonce,
-    shuffle: str = SHUFFLE_SCHEME,
+    shuffle: str = COMMIT_REVEAL,
     deal_secrets: tuple[bytes, bytes] | None = None,
     clock: TimeControl | None = None,
     now: Callable[[], float] = time.monotonic,

@@ -20,8 +20,8 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from ..bots import GreedyBot, RandomBot
 from ..engine import END_STACK, Game, Manifest, Options, Ruleset, default_manifest
 from ..identity import Identity
-from ..referee import HIDDEN_DEAL
-from ..wire import SHUFFLE_SCHEME, open_envelope
+from ..schemes import COMMIT_REVEAL, HIDDEN_DEAL
+from ..wire import open_envelope
 from .file import read_replay
 from .local import play_recorded
 
@@ -47,7 +47,7 @@ class Sample:
     bots: str  # "greedy-random", "greedy-greedy" or "random-random"
     wanted: Callable[[Game, Path], bool]
     description: str
-    shuffle: str = SHUFFLE_SCHEME
+    shuffle: str = COMMIT_REVEAL
 
 
 SAMPLES = (

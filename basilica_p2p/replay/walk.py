@@ -17,7 +17,8 @@ import os
 
 from ..engine import EngineError, Manifest, Options, Ruleset, default_manifest
 from ..identity import Identity
-from ..referee import CLOCK_PROTOCOL, LIMITS_PROTOCOL, SCHEMES, GameSpec
+from ..referee import CLOCK_PROTOCOL, LIMITS_PROTOCOL, GameSpec
+from ..schemes import SCHEMES
 from ..seat import Accepted, Refused, Seat, SeatSecrets
 from ..wire import PROTOCOL_VERSION, ProtocolError
 from .file import Header, ReplayError, ReplayFile

@@ -35,7 +35,8 @@ from .. import __version__
 from ..clock import Clocks, Limits, TimeControl
 from ..engine import Action, Game, Manifest, Observation, Options, format_action, observe
 from ..identity import Identity
-from ..referee import HIDDEN_DEAL, GameSpec, Outcome, Referee, protocol_of
+from ..referee import GameSpec, Outcome, Referee, protocol_of
+from ..schemes import HIDDEN_DEAL
 from ..wire import (
     CHAT_TEXT,
     Envelope,
@@ -192,7 +193,7 @@ class Seat:
         last action comes (the acknowledgement changes nothing in the game): a seeded game
         whose next decision is ours again, outside a secret Jester round."""
         g, ref = self.referee.game, self.referee
-        if self.me is None or g is None or ref.table is not None or self.due() != Step(StepKind.ACK, 1 - self.me):
+        if self.me is None or g is None or ref.deal_table is not None or self.due() != Step(StepKind.ACK, 1 - self.me):
             return None
         if g.over or g.to_move != self.me or g.secret_jester_round():
             return None
@@ -282,11 +283,11 @@ class Seat:
             assert g is not None
             body = {"scores": list(g.scores), "state": bytes.fromhex(g.state_hash()), "end": g.end_reason}
         elif kind is StepKind.DEAL:
-            assert ref.table is not None
-            body = ref.table.make_deal()
+            assert ref.deal_table is not None
+            body = ref.deal_table.make_deal()
         elif kind is StepKind.SHARES:
-            assert ref.table is not None
-            body = ref.table.make_shares()
+            assert ref.deal_table is not None
+            body = ref.deal_table.make_shares()
         elif kind is StepKind.SECRET:
             body = {"secret": self.secrets.deal}
         elif kind is StepKind.FORFEIT:

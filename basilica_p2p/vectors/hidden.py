@@ -36,7 +36,7 @@ from ..deal import DealError, hash_to_card
 from ..dealer import box_layout
 from ..engine import Manifest, Options, Ruleset, default_manifest, parse_manifest
 from ..engine.manifest import SCHEMA
-from ..referee import HIDDEN_DEAL
+from ..schemes import HIDDEN_DEAL
 from ..replay.file import MAGIC, frame, parse
 from ..replay import Verdict, known_manifests, play_recorded, seat_for, verify_file
 from ..seat import Refused, Seat
@@ -155,10 +155,10 @@ def reshuffle(game: _Game) -> dict[str, Any]:
         return {"record": None, "pile": [], "decks": []}
     seat = game.seat_after(first)
     ref = seat.referee
-    assert ref.game is not None and ref.table is not None
-    dealer = ref.table.dealer
+    assert ref.game is not None and ref.deal_table is not None
+    dealer = ref.deal_table.dealer
     pile = [[f"{p.deal}.{p.index}", dealer.face_text(p)] for p in ref.game.deal(1).sources]
-    decks = [{"deck": d, "labels": list(ref.table.machines[d].deck.deck.labels)} for d in ref.table.dealing]
+    decks = [{"deck": d, "labels": list(ref.deal_table.machines[d].deck.deck.labels)} for d in ref.deal_table.dealing]
     return {"record": first + 1, "pile": pile, "decks": decks}
 
 
@@ -230,7 +230,7 @@ def _index(envs: list[Envelope], type_: str, nth: int = 0) -> int:
 def _deal_error(deck_index: int) -> Callable[[Seat, dict[str, Any]], tuple[str, str] | None]:
     """The deal package's error for the deck value at ``deck_index`` of a `deal` body."""
     def named(seat: Seat, body: dict[str, Any]) -> tuple[str, str] | None:
-        table = seat.referee.table
+        table = seat.referee.deal_table
         assert table is not None
         value = body["decks"][deck_index]
         try:
@@ -244,7 +244,7 @@ def _deal_error(deck_index: int) -> Callable[[Seat, dict[str, Any]], tuple[str, 
 
 def _share_error(item: int) -> Callable[[Seat, dict[str, Any]], tuple[str, str] | None]:
     def named(seat: Seat, body: dict[str, Any]) -> tuple[str, str] | None:
-        table = seat.referee.table
+        table = seat.referee.deal_table
         assert table is not None
         deck, position, value = body["shares"][item]
         try:

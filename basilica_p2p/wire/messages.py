@@ -13,8 +13,6 @@ from .canonical import MAX_MESSAGE
 from .errors import ProtocolError
 from .text import is_text
 
-SHUFFLE_SCHEME = "commit-reveal-v1"
-
 Checker = Callable[[Any], bool]
 
 

@@ -46,7 +46,7 @@ from basilica_p2p.engine import Game, Options, Ruleset, default_manifest, format
 from basilica_p2p.identity import Identity
 from basilica_p2p.net.framing import CONTROL, ENVELOPE, MAX_FRAME, FramedStream, Frame, PeerClosed
 from basilica_p2p.net.peer import PeerConfig
-from basilica_p2p.net.peers import KnownPeers
+from basilica_p2p.net.known_peers import KnownPeers
 from basilica_p2p.net.rejoin import prove
 from basilica_p2p.net.session import (
     Connection,
@@ -61,16 +61,8 @@ from basilica_p2p.net.session import (
 from basilica_p2p.referee import GENESIS, GameSpec, Referee
 from basilica_p2p.replay.file import read_replay
 from basilica_p2p.replay.verify import Verdict, verify_file
-from basilica_p2p.wire import (
-    SHUFFLE_SCHEME,
-    Envelope,
-    commitment,
-    decode,
-    jester_commitment,
-    new_nonce,
-    open_envelope,
-    seal,
-)
+from basilica_p2p.wire import Envelope, commitment, decode, jester_commitment, new_nonce, open_envelope, seal
+from basilica_p2p.schemes import COMMIT_REVEAL
 
 _U32 = struct.Struct(">I")
 
@@ -88,7 +80,7 @@ BOB_IMPOSTOR = ident(4, "bob")  # the name "bob" with another key
 
 
 def settings(ruleset: str = "portal2022", festum: bool = False, removal: bool = False,
-             manifest: Any = None, shuffle: str = SHUFFLE_SCHEME) -> Settings:
+             manifest: Any = None, shuffle: str = COMMIT_REVEAL) -> Settings:
     """Commit-reveal unless asked: the tests of the lockstep, framing and timeouts count
     records of that scheme (tests/test_net_hidden.py plays the hidden deal)."""
     return Settings(Options(Ruleset(ruleset), festum, removal), manifest or default_manifest(), shuffle)
@@ -398,7 +390,7 @@ class ScriptedPeer:
         names = (first.body["name"], second.body["name"])
         spec = GameSpec(game, (first.sender, second.sender), names, self.settings.options, self.settings.manifest,
                         self.settings.shuffle, self.settings.clock, self.settings.agreed_limits())
-        hidden = self.settings.shuffle != SHUFFLE_SCHEME
+        hidden = self.settings.shuffle != COMMIT_REVEAL
         self.ref = Referee(spec, self.seat, self.deal_secret) if hidden else Referee(spec)
         for env in (first, second):
             self.ref.feed(env)
@@ -469,11 +461,11 @@ class ScriptedPeer:
         if step == "forfeit":
             return {"loser": 2 - self.seat, "reason": "the other side's reveal did not match"}
         if step == "deal":
-            assert ref.table is not None
-            return ref.table.make_deal()
+            assert ref.deal_table is not None
+            return ref.deal_table.make_deal()
         if step == "shares":
-            assert ref.table is not None
-            return ref.table.make_shares()
+            assert ref.deal_table is not None
+            return ref.deal_table.make_shares()
         if step == "secret":
             return {"secret": self.deal_secret}
         raise AssertionError(step)

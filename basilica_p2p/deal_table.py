@@ -1,6 +1,6 @@
 """The hidden deal at the table: the messages of ``sra-p256-v1`` inside a game (PROTOCOL.md §5b).
 
-The referee of a game dealt by ``sra-p256-v1`` owns one :class:`Table`.  It
+The referee of a game dealt by ``sra-p256-v1`` owns one :class:`DealTable`.  It
 keeps one :class:`~basilica_p2p.deal.DeckDeal` per deck (a player's, with its
 secret, on a live side; a verifier's in ``basilica verify``), the
 :class:`~basilica_p2p.dealer.Dealer` that turns the hidden engine's reveals
@@ -27,7 +27,7 @@ from .engine import Manifest, Options
 from .wire import DealBody, ProtocolError, SharesBody
 
 
-class Table:
+class DealTable:
     def __init__(self, game: bytes, manifest: Manifest, options: Options,
                  me: int | None = None, secret: bytes | None = None) -> None:
         """``me`` (0 or 1) and ``secret`` for a live side; neither for a verifier."""

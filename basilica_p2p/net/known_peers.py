@@ -23,7 +23,7 @@ from pathlib import Path
 
 from ..fingerprint_words import key_for_people
 from ..identity import write_private
-from ..names import look_alike, shown
+from ..names import look_alike, quoted_name
 
 FILE = "known_peers.json"
 
@@ -91,10 +91,10 @@ class KnownPeers:
 
     @staticmethod
     def _refusal(name: str, key: bytes, known: str, known_key: bytes) -> str:
-        which = f"{shown(known)}" if known == name else f"{shown(known)}, a name that looks the same,"
+        which = f"{quoted_name(known)}" if known == name else f"{quoted_name(known)}, a name that looks the same,"
         # The name is the peer's own text: quoted for a shell, so that pasting the command
         # can never run anything the peer chose.
-        return (f"peer {shown(name)} presented key {key_for_people(key)}, but {which} is known with key "
+        return (f"peer {quoted_name(name)} presented key {key_for_people(key)}, but {which} is known with key "
                 f"{key_for_people(known_key)}; if that is expected run: "
                 f"basilica peers trust {shlex.quote(name)} {key.hex()} (else do not play)")
 

@@ -28,7 +28,7 @@ from ..identity import Identity
 from .dial import Dialed
 from .interfaces import local_candidates
 from .invite import Candidate, InviteError, format_invite, format_reply, make_reply, parse_invite, parse_reply
-from .invited import MAX_CANDIDATES, Companion, Door, InternetOptions, dial_beside
+from .invite_meeting import MAX_CANDIDATES, Companion, Door, InternetOptions, dial_beside
 from .punch import punch, reusable
 from .session import SessionError
 from .stun import public_addresses
@@ -77,7 +77,7 @@ def _wormhole():
     return wormhole
 
 
-def _shown_relay(relay: tuple[str, int]) -> str:
+def _host_port(relay: tuple[str, int]) -> str:
     return f"[{relay[0]}]:{relay[1]}" if ":" in relay[0] else f"{relay[0]}:{relay[1]}"
 
 
@@ -90,7 +90,7 @@ async def _meet_on_relay(coded: CodeOptions, transit_key: bytes, sender: bool, w
     if coded.relay is None:
         return
     await trio.sleep(coded.relay_after)
-    where = _shown_relay(coded.relay)
+    where = _host_port(coded.relay)
     log(f"no direct way yet: meeting the other side on the relay {where}")
     try:
         stream = QuickAckStream(await meet(coded.relay, transit_key, sender=sender, timeout=wait))
@@ -185,7 +185,7 @@ async def join_with_code(code: str, me: Identity, options: InternetOptions, code
     helpers = [partial(_meet_on_relay, coded, transit_key, False, options.give_up, send.clone(), log)]
     if targets:
         helpers.append(partial(punch, local_port, targets, send.clone()))
-    also = "" if coded.relay is None else f"; the relay {_shown_relay(coded.relay)} did not connect either"
+    also = "" if coded.relay is None else f"; the relay {_host_port(coded.relay)} did not connect either"
     dialed = await dial_beside(invite, me, options, log, receive, helpers, ours, also)
     if dialed.via == "relayed":
         dialed.relayed = _resume_info(coded, resume_key)
