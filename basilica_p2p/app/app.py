@@ -102,36 +102,7 @@ class BasilicaApp(App[None]):
 
     TITLE = "Basilica"
     ENABLE_COMMAND_PALETTE = False
-    CSS = """
-    #status { height: 1; }
-    #status-text { width: 1fr; }
-    #clocks { width: auto; }
-    #main { height: 1fr; }
-    #board { width: 51; height: 1fr; }
-    #cathedral-view { height: 1fr; align: left bottom; scrollbar-size-vertical: 1; }
-    #side { width: 1fr; min-width: 30; }
-    #market { height: 4; }
-    #log { height: 1fr; border-top: solid $accent; }
-    #chat { display: none; height: 1; border: none; padding: 0; }
-    #chat.-open { display: block; }
-    #decide { height: 12; border-top: solid $accent; }
-    #decision, #notes { height: auto; }
-    #preview { height: 1fr; overflow: hidden; }
-    #entry { height: 1; }
-    #notation { border: none; height: 1; padding: 0; width: 1fr; }
-    #confirm { border: none; height: 1; min-width: 9; width: 9; }
-    #choices { height: 4; border: none; padding: 0; scrollbar-size-vertical: 1; }
-    #keys { height: 1; background: $panel; }
-    ToastRack { dock: top; align: right top; margin-top: 5; overflow-y: hidden; }
-    Toast { width: 29; max-width: 29; }
-    Screen.-short #decide { height: 9; }
-    Screen.-short #choices { height: 3; }
-    """
-    # The panel at the bottom keeps one height, so the box and Confirm stay where they are while
-    # the preview changes; the preview gives way first (its least needed lines come last), and
-    # the board's supplies and stack never scroll: only the cathedral does, when it is taller
-    # than the room left (as in 80x24), its lit cells kept in view.  A notice ("Game over")
-    # comes over the top of the log, not over the status line or the decision.
+    CSS_PATH = "app.tcss"  # every style of the app and its pieces, and why the panels are as they are
     VERTICAL_BREAKPOINTS = [(0, "-short"), (28, "-tall")]
     BINDINGS = [
         Binding("q", "leave", "Leave"),
