@@ -11,7 +11,6 @@ plays it.  Nothing is sent before that.
 from __future__ import annotations
 
 import re
-import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -31,7 +30,7 @@ from ..engine import format_cell, parse_action, parse_cell
 from ..wire import CHAT_TEXT
 from ..drawing import decision_line, status_line
 from ..rules_help import NOTATION, rules_text
-from .bridge import AppPlayer, ClocksChanged, GameChanged, GameEnded
+from .bridge import AppPlayer, ClocksChanged, GameBridge, GameChanged, GameEnded
 from ..typed import Reading, read
 from .model import Entry, Snapshot, next_cells, option_words, pairing_warning, preview
 from .widgets import (
@@ -64,41 +63,9 @@ Keys and mouse
 (one-letter keys work while the box is empty)"""
 
 
-class GameThread:
-    """The game, played by ``work`` in a worker thread; the app is told when it ends."""
-
-    def __init__(self, work: Callable[[], Any]) -> None:
-        self.work = work
-        self.result: Any = None
-        self.error: BaseException | None = None
-        self.done = threading.Event()
-        self.app: App[None] | None = None
-        self._thread = threading.Thread(target=self._run, name="basilica-game", daemon=True)
-
-    @property
-    def started(self) -> bool:
-        return self._thread.ident is not None
-
-    def start(self) -> None:
-        if not self.started:
-            self._thread.start()
-
-    def join(self, timeout: float) -> None:
-        if self._thread.ident is not None:
-            self._thread.join(timeout)
-
-    def _run(self) -> None:
-        try:
-            self.result = self.work()
-        except BaseException as e:  # handed to the main thread, which raises it after the app closes
-            self.error = e
-        self.done.set()
-        if self.app is not None:
-            self.app.post_message(GameEnded(self.error))
-
-
 class BasilicaApp(App[None]):
-    """One person's game; ``work`` plays it in a worker thread and returns its result."""
+    """One person's game; ``work`` plays it in a thread of its own (a :class:`GameBridge`)
+    and returns its result."""
 
     TITLE = "Basilica"
     ENABLE_COMMAND_PALETTE = False
@@ -115,11 +82,11 @@ class BasilicaApp(App[None]):
         Binding("escape", "clear", "Start over"),
     ]
 
-    def __init__(self, player: AppPlayer, work: Callable[[], Any] | GameThread | None = None,
+    def __init__(self, player: AppPlayer, work: Callable[[], Any] | GameBridge | None = None,
                  driver_class: type[Driver] | None = None) -> None:
         super().__init__(driver_class=driver_class)
         self.player = player
-        self.game = work if isinstance(work, GameThread) or work is None else GameThread(work)
+        self.game = work if isinstance(work, GameBridge) or work is None else GameBridge(work)
         self.snap: Snapshot | None = None
         self.finished = False  # the game's thread is done
         self.leaving = False
@@ -172,10 +139,8 @@ class BasilicaApp(App[None]):
         self.query_one("#notation").focus()
         self.player.attach(self)
         if self.game is not None:
-            self.game.app = self
+            self.game.tell(self)
             self.game.start()
-            if self.game.done.is_set():  # it ended before we were there to be told
-                self.post_message(GameEnded(self.game.error))
 
     # --- told by the game -----------------------------------------------------------------
 

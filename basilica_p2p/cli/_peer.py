@@ -104,7 +104,7 @@ def _run_peer(coro_fn, config, where: str = "", hint=None) -> None:
         config.on_game = lambda report: typer.echo(report_line(next(played), report, config.me.name))
         config.keep_reports = False
     try:
-        if isinstance(person, AppPlayer):  # the game in a worker thread, the app in this one
+        if isinstance(person, AppPlayer):  # the game in a thread of its own, the app in this one
             reports = run_in_app(person, lambda: _run_trio(stoppable(person, coro_fn), lambda: config.current))
         else:
             reports = _run_trio(coro_fn, lambda: config.current)

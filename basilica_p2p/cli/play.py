@@ -402,7 +402,7 @@ def resume_cmd(
                       keep_session=keep_session, chat=not no_chat and not spec)
 
     try:
-        if isinstance(agent, AppPlayer):  # the game in a worker thread, the app in this one
+        if isinstance(agent, AppPlayer):  # the game in a thread of its own, the app in this one
             report = run_in_app(agent, lambda: _run_trio(stoppable(agent, game), lambda: replay))
         else:
             report = _run_trio(game, lambda: replay)
