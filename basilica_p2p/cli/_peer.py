@@ -19,7 +19,7 @@ from ._common import (
 )
 
 if TYPE_CHECKING:
-    from ..net import PeerConfig, Timeouts
+    from ..net import CodeOptions, InternetOptions, PeerConfig, Timeouts
 
 
 @dataclass(frozen=True)
@@ -157,7 +157,7 @@ def _host_hint(bind: str, port: int):
 
 
 def _internet_options(stun: Optional[list[str]], no_stun: bool, port_mapping: str, ttl: int,
-                      handshake: float, give_up: float = 60.0):
+                      handshake: float, give_up: float = 60.0) -> InternetOptions:
     from ..net import DEFAULT_SERVERS, MAPPING_PROTOCOLS, GateLimits, InternetOptions
 
     if port_mapping not in ("auto", "off", *MAPPING_PROTOCOLS):
@@ -176,7 +176,7 @@ def _internet_options(stun: Optional[list[str]], no_stun: bool, port_mapping: st
 WORMHOLE_CODE = re.compile(r"^\s*\d+(-[A-Za-z]+)+\s*$")
 
 
-def _code_options(mailbox: Optional[str], relay: Optional[str], no_relay: bool):
+def _code_options(mailbox: Optional[str], relay: Optional[str], no_relay: bool) -> CodeOptions:
     """--mailbox, --relay and --no-relay, checked, and the internet extra that codes need."""
     from ..net import PUBLIC_MAILBOX, PUBLIC_RELAY, CodeOptions, missing_extra
 
@@ -279,7 +279,8 @@ async def _host_with_invite(bind: str, port: int, config, internet, coded=None):
         return await play_games(admitted.framed, True, config)
 
 
-def _join_with_invite(ctx: typer.Context, code: str, options: NetOptions, internet, coded=None) -> None:
+def _join_with_invite(ctx: typer.Context, code: str, options: NetOptions, internet: InternetOptions,
+                      coded: CodeOptions | None = None) -> None:
     """Join by an invite code (bas1:...) or, with ``coded``, by a wormhole code (7-word-word)."""
     import time
 
