@@ -1,7 +1,7 @@
 """The full-screen app (basilica_p2p/app), driven by Textual's own test pilot.
 
 Local games run as `basilica play` runs them (lineclient.local.play_local, signed
-replay and all) in the app's worker thread; the fixed positions come from
+replay and all) in the game's own thread (app/bridge.py GameBridge); the fixed positions come from
 basilica_p2p.app.screenshot.scripted_game.
 """
 

@@ -2,7 +2,7 @@
 
 :class:`AppPlayer` is the person's agent (the same contract as
 ``lineclient.TerminalPlayer``); :func:`run_in_app` plays a game with it in the
-app, the game in a worker thread.  ``--plain`` keeps the line client.
+app, the game in a thread of its own.  ``--plain`` keeps the line client.
 """
 
 from .app import BasilicaApp

@@ -11,7 +11,6 @@ plays it.  Nothing is sent before that.
 from __future__ import annotations
 
 import re
-import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -31,7 +30,7 @@ from ..engine import format_cell, parse_action, parse_cell
 from ..wire import CHAT_TEXT
 from ..drawing import decision_line, status_line
 from ..rules_help import NOTATION, rules_text
-from .bridge import AppPlayer, ClocksChanged, GameChanged, GameEnded
+from .bridge import AppPlayer, ClocksChanged, GameBridge, GameChanged, GameEnded
 from ..typed import Reading, read
 from .model import Entry, Snapshot, next_cells, option_words, pairing_warning, preview
 from .widgets import (
@@ -64,74 +63,13 @@ Keys and mouse
 (one-letter keys work while the box is empty)"""
 
 
-class GameThread:
-    """The game, played by ``work`` in a worker thread; the app is told when it ends."""
-
-    def __init__(self, work: Callable[[], Any]) -> None:
-        self.work = work
-        self.result: Any = None
-        self.error: BaseException | None = None
-        self.done = threading.Event()
-        self.app: App[None] | None = None
-        self._thread = threading.Thread(target=self._run, name="basilica-game", daemon=True)
-
-    @property
-    def started(self) -> bool:
-        return self._thread.ident is not None
-
-    def start(self) -> None:
-        if not self.started:
-            self._thread.start()
-
-    def join(self, timeout: float) -> None:
-        if self._thread.ident is not None:
-            self._thread.join(timeout)
-
-    def _run(self) -> None:
-        try:
-            self.result = self.work()
-        except BaseException as e:  # handed to the main thread, which raises it after the app closes
-            self.error = e
-        self.done.set()
-        if self.app is not None:
-            self.app.post_message(GameEnded(self.error))
-
-
 class BasilicaApp(App[None]):
-    """One person's game; ``work`` plays it in a worker thread and returns its result."""
+    """One person's game; ``work`` plays it in a thread of its own (a :class:`GameBridge`)
+    and returns its result."""
 
     TITLE = "Basilica"
     ENABLE_COMMAND_PALETTE = False
-    CSS = """
-    #status { height: 1; }
-    #status-text { width: 1fr; }
-    #clocks { width: auto; }
-    #main { height: 1fr; }
-    #board { width: 51; height: 1fr; }
-    #cathedral-view { height: 1fr; align: left bottom; scrollbar-size-vertical: 1; }
-    #side { width: 1fr; min-width: 30; }
-    #market { height: 4; }
-    #log { height: 1fr; border-top: solid $accent; }
-    #chat { display: none; height: 1; border: none; padding: 0; }
-    #chat.-open { display: block; }
-    #decide { height: 12; border-top: solid $accent; }
-    #decision, #notes { height: auto; }
-    #preview { height: 1fr; overflow: hidden; }
-    #entry { height: 1; }
-    #notation { border: none; height: 1; padding: 0; width: 1fr; }
-    #confirm { border: none; height: 1; min-width: 9; width: 9; }
-    #choices { height: 4; border: none; padding: 0; scrollbar-size-vertical: 1; }
-    #keys { height: 1; background: $panel; }
-    ToastRack { dock: top; align: right top; margin-top: 5; overflow-y: hidden; }
-    Toast { width: 29; max-width: 29; }
-    Screen.-short #decide { height: 9; }
-    Screen.-short #choices { height: 3; }
-    """
-    # The panel at the bottom keeps one height, so the box and Confirm stay where they are while
-    # the preview changes; the preview gives way first (its least needed lines come last), and
-    # the board's supplies and stack never scroll: only the cathedral does, when it is taller
-    # than the room left (as in 80x24), its lit cells kept in view.  A notice ("Game over")
-    # comes over the top of the log, not over the status line or the decision.
+    CSS_PATH = "app.tcss"  # every style of the app and its pieces, and why the panels are as they are
     VERTICAL_BREAKPOINTS = [(0, "-short"), (28, "-tall")]
     BINDINGS = [
         Binding("q", "leave", "Leave"),
@@ -144,11 +82,11 @@ class BasilicaApp(App[None]):
         Binding("escape", "clear", "Start over"),
     ]
 
-    def __init__(self, player: AppPlayer, work: Callable[[], Any] | GameThread | None = None,
+    def __init__(self, player: AppPlayer, work: Callable[[], Any] | GameBridge | None = None,
                  driver_class: type[Driver] | None = None) -> None:
         super().__init__(driver_class=driver_class)
         self.player = player
-        self.game = work if isinstance(work, GameThread) or work is None else GameThread(work)
+        self.game = work if isinstance(work, GameBridge) or work is None else GameBridge(work)
         self.snap: Snapshot | None = None
         self.finished = False  # the game's thread is done
         self.leaving = False
@@ -201,10 +139,8 @@ class BasilicaApp(App[None]):
         self.query_one("#notation").focus()
         self.player.attach(self)
         if self.game is not None:
-            self.game.app = self
+            self.game.tell(self)
             self.game.start()
-            if self.game.done.is_set():  # it ended before we were there to be told
-                self.post_message(GameEnded(self.game.error))
 
     # --- told by the game -----------------------------------------------------------------
 

@@ -1,8 +1,9 @@
 """The person's agent on the game's side: it keeps the public view and hands it to the app.
 
 :class:`AppPlayer` is an agent (basilica_p2p/agent.py), so one object plays a
-local game or a network game.  The game runs in a worker thread (trio or the
-synchronous local loop) and the Textual app in the main thread: every change
+local game or a network game.  The game runs in a thread of its own (trio or the
+synchronous local loop; :class:`GameBridge` says why not a Textual worker) and the
+Textual app in the main thread: every change
 goes to the app as a message (``post_message`` is thread-safe), and a
 decision waits on a queue that the app answers with an action, a
 :class:`~basilica_p2p.agent.Resign` or a :class:`~basilica_p2p.agent.TakeBack`.
@@ -52,6 +53,62 @@ class GameEnded(Message):
     def __init__(self, error: BaseException | None) -> None:
         super().__init__()
         self.error = error
+
+
+class GameBridge:
+    """The game, played by ``work`` in a thread of its own, handed to the app that shows it:
+    the app is told when it ends (:class:`GameEnded`), and its result or what it raised is kept
+    for the caller, which reports it once the app has given the terminal back.
+
+    Not a Textual worker (``run_worker(work, thread=True)``), for two reasons:
+
+    - a network game starts before the app exists (app/run.py ``run_in_app``): it prints where
+      it listens and its invite, and reads a pasted reply, on the terminal, and the app takes
+      the terminal only once the game has begun.  A worker belongs to a running app.
+    - a thread worker runs in the executor of the app's asyncio loop, and ``App.run`` (through
+      ``asyncio.run``) waits for that executor's threads before it returns.  When the app closes
+      while the game still waits for a decision (the window or the page went away, the person
+      left a network game), ``App.run`` would wait for a game that waits for the app; run_in_app
+      needs it back to record the forfeit or stop the session (``AppPlayer.abandon``, ``stopper``)
+      and then gives the game a bounded time to finish.  This thread is a daemon, joined with a
+      timeout.
+    """
+
+    def __init__(self, work: Callable[[], Any]) -> None:
+        self.work = work
+        self.result: Any = None
+        self.error: BaseException | None = None
+        self.done = threading.Event()
+        self._app: Any = None
+        self._thread = threading.Thread(target=self._run, name="basilica-game", daemon=True)
+
+    @property
+    def started(self) -> bool:
+        return self._thread.ident is not None
+
+    def start(self) -> None:
+        if not self.started:
+            self._thread.start()
+
+    def join(self, timeout: float) -> None:
+        if self._thread.ident is not None:
+            self._thread.join(timeout)
+
+    def tell(self, app: Any) -> None:
+        """Tell ``app`` (now running) when the game ends; at once if it has ended already."""
+        self._app = app
+        if self.done.is_set():  # it ended before the app was there to be told
+            app.post_message(GameEnded(self.error))
+
+    def _run(self) -> None:
+        try:
+            self.result = self.work()
+        except BaseException as e:  # handed to the main thread, which raises it after the app closes
+            self.error = e
+        self.done.set()
+        app = self._app
+        if app is not None:
+            app.post_message(GameEnded(self.error))  # thread-safe; the app minds a second telling
 
 
 class AppPlayer(AgentBase):

@@ -1,7 +1,8 @@
-"""Running a game under the app: the app in this (the main) thread, the game in a worker.
+"""Running a game under the app: the app in this (the main) thread, the game in another.
 
 Textual runs on asyncio and a network game on trio, so they never share a
-thread: the game runs in the app's worker thread and talks to it through
+thread: the game runs in a thread of its own (bridge.py :class:`GameBridge`,
+which says why it is not a Textual worker) and talks to the app through
 :class:`AppPlayer`.  ``work`` is whatever plays the game (``play_local`` or
 ``trio.run`` of a session); its result, or what it raised, comes back here
 once the app has closed, so the caller reports it on a normal terminal.
@@ -14,9 +15,9 @@ import sys
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
-from .app import BasilicaApp, GameThread
+from .app import BasilicaApp
 from .web import page_driver, served
-from .bridge import AppPlayer
+from .bridge import AppPlayer, GameBridge
 
 T = TypeVar("T")
 GRACE = 30.0  # seconds the game's thread gets to record a forfeit after the app has closed
@@ -33,7 +34,7 @@ def run_in_app(player: AppPlayer, work: Callable[[], T],
     reply code, on the terminal as it always did.  A local game starts once the app
     is there, so that no clock runs while the app starts (a 1-minute game showed
     0:56 on its first screen)."""
-    game = GameThread(work)
+    game = GameBridge(work)
     if player.network:
         game.start()
     try:

@@ -4,6 +4,7 @@ the clocks, and the screens that sit on top (a scoring, a question, the help).
 Every piece draws from an :class:`Observation` (public facts only), through
 the same text helpers as the line client (drawing.py), so the two agree
 on letters and colours and colour is never needed to read the board.
+Their sizes and frames are in app.tcss with the rest of the app's styles.
 """
 
 from __future__ import annotations
@@ -40,8 +41,6 @@ class Cathedral(Widget):
         def __init__(self, cell: int) -> None:
             super().__init__()
             self.cell = cell
-
-    DEFAULT_CSS = "Cathedral { height: auto; width: 50; }"
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
@@ -119,8 +118,6 @@ class MarketSlot(Widget):
         def __init__(self, kind: str, space: int) -> None:
             super().__init__()
             self.kind, self.space = kind, space
-
-    DEFAULT_CSS = "MarketSlot { width: 10; height: 4; }"
 
     def __init__(self, k: int, **kwargs: Any) -> None:
         super().__init__(**kwargs)
@@ -252,12 +249,6 @@ class ScoringScreen(ModalScreen[None]):
 
     BINDINGS = [Binding("escape,enter,space,s,q", "close", "Close"), Binding("left", "step(-1)", "Earlier"),
                 Binding("right", "step(1)", "Later")]
-    DEFAULT_CSS = """
-    ScoringScreen { align: center middle; }
-    ScoringScreen > Vertical { width: 90%; max-width: 100; height: auto; max-height: 90%;
-                               border: thick $accent; background: $surface; padding: 0 1; }
-    ScoringScreen #scoring-body { height: auto; max-height: 30; }
-    """
 
     def __init__(self, scorings: Sequence[Scoring], index: int = -1, footer: str = "") -> None:
         super().__init__()
@@ -303,11 +294,6 @@ class Question(ModalScreen[bool]):
 
     BINDINGS = [Binding("y", "answer(True)", "Yes"), Binding("n,escape", "answer(False)", "No"),
                 Binding("ctrl+c,ctrl+d", "answer(True)", "Yes", priority=True, show=False)]
-    DEFAULT_CSS = """
-    Question { align: center middle; }
-    Question > Static { width: 70%; max-width: 80; height: auto; border: thick $error;
-                        background: $surface; padding: 1 2; }
-    """
 
     def __init__(self, text: str) -> None:
         super().__init__()
@@ -363,8 +349,6 @@ def wrap_hanging(text: Text, width: int) -> list[Text]:
 class Page(Widget):
     """A text to read, wrapped to the width it is given, continuation lines under their text."""
 
-    DEFAULT_CSS = "Page { height: auto; }"
-
     def __init__(self, text: Text, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.text = text
@@ -380,13 +364,6 @@ class TextScreen(ModalScreen[None]):
     """Help, the rules in short, or the whole log: a page to read and close."""
 
     BINDINGS = [Binding("escape,enter,q,question_mark,h,l", "close", "Close")]
-    DEFAULT_CSS = """
-    TextScreen { align: center middle; }
-    TextScreen > Vertical { width: 90%; max-width: 100; height: 90%; border: thick $accent;
-                            background: $surface; padding: 0 1; }
-    TextScreen VerticalScroll { height: 1fr; }
-    TextScreen #text-keys { height: 1; }
-    """
     CLOSING = "Esc (or Enter) closes this; Up/Down and PgUp/PgDn scroll."
 
     def __init__(self, text: Text) -> None:

@@ -6,47 +6,63 @@ from __future__ import annotations
 import itertools
 import re
 import sys
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
 import typer
 
 from ..engine import EngineError, Ruleset
-from ..schemes import HIDDEN_DEAL, SCHEMES
+from ..schemes import SCHEMES
 from ._common import (
     _report_games, _run_trio, bot_identity_name, check_dealable, fail, home_of, load_manifest_option, output_folder,
     report_line, user_identity,
 )
 
+if TYPE_CHECKING:
+    from ..net import CodeOptions, InternetOptions, PeerConfig, Timeouts
 
-def _net_options(
-    bot: Optional[str], ruleset: Ruleset, festum: bool, festum_removal: bool, manifest: Optional[Path],
-    replay_dir: Optional[Path], handshake_timeout: float, idle_timeout: float, ping_interval: float,
-    frame_timeout: float, move_time: Optional[float], ctx: typer.Context, role: str, games: int = 1,
-    quiet: bool = False, keep_session: bool = False, shuffle: str = HIDDEN_DEAL, plain: bool = True,
-    chat: bool = True,
-):
-    """Everything host and join share, checked, as a PeerConfig (``plain``: the line client, not the app)."""
+
+@dataclass(frozen=True)
+class NetOptions:
+    """What host and join share, as their command line gave it; checked by :func:`_net_options`."""
+
+    bot: Optional[str]  # the bot that plays this side; None: the person at this terminal
+    ruleset: Ruleset
+    festum: bool
+    festum_removal: bool
+    manifest: Optional[Path]  # the --manifest file, if given
+    replay_dir: Optional[Path]
+    timeouts: Timeouts
+    keep_session: bool
+    shuffle: str  # the deal's scheme (schemes.SCHEMES)
+    plain: bool  # the line client, not the app
+    chat: bool  # take lines of chat (a person's side; without --no-chat)
+
+
+def _net_options(options: NetOptions, ctx: typer.Context, role: str, games: int = 1,
+                 watchers: int = 0) -> PeerConfig:
+    """Everything host and join share, checked, as a PeerConfig; ``watchers``: how many people
+    may watch (the host's --watchers)."""
     import os as _os
 
     from ..bots import BotSpecError, close_bot, make_bot
     from ..engine import Options
     from ..identity import IdentityError, local_identity
-    from ..net import GameLedger, KnownPeers, PeerConfig
+    from ..net import GameLedger, KnownPeers, PeerConfig, Settings, WatchHub
     from ..lineclient import TerminalPlayer
-    from ..net import Settings, Timeouts
 
+    bot, manifest, shuffle, timeouts = options.bot, options.manifest, options.shuffle, options.timeouts
     home = home_of(ctx)
     man = load_manifest_option(manifest)
     try:
-        options = Options(ruleset, festum, festum_removal)
+        rules = Options(options.ruleset, options.festum, options.festum_removal)
     except EngineError as e:
         raise fail(str(e)) from None
     if shuffle not in SCHEMES:
         raise fail(f"--shuffle {shuffle!r}: choose {' or '.join(SCHEMES[::-1])}")
-    check_dealable(man, options, shuffle, manifest)
-    if idle_timeout <= ping_interval:
-        raise fail("--idle-timeout must be longer than --ping-interval")
+    check_dealable(man, rules, shuffle, manifest)
+    check_timeouts(timeouts)
     try:
         if bot:
             close_bot(make_bot(bot, man, 0))  # fail early on a bad name
@@ -55,7 +71,7 @@ def _net_options(
             from ..app import wants_app
 
             # The joiner's app takes the terminal at once; the host's only after its invite was used.
-            me = user_identity(home, app_follows=role == "join" and wants_app(plain))
+            me = user_identity(home, app_follows=role == "join" and wants_app(options.plain))
     except BotSpecError as e:
         raise fail(str(e)) from None
     except (IdentityError, OSError) as e:
@@ -63,30 +79,44 @@ def _net_options(
 
     from ..app import AppPlayer, wants_app
 
-    person = None if bot else AppPlayer(me.name, man, network=True) if wants_app(plain) else \
+    person = None if bot else AppPlayer(me.name, man, network=True) if wants_app(options.plain) else \
         TerminalPlayer(me.name, manifest=man)
 
-    def agent_for(k: int):
+    def agent_for(k: int) -> object:
         if bot:  # then there is no person
             return make_bot(bot, man, int.from_bytes(_os.urandom(8), "big"))
         return person
 
-    timeouts = Timeouts(handshake_timeout, ping_interval, idle_timeout, frame_timeout, move_time)
-    config = PeerConfig(me, Settings(options, man, shuffle), agent_for, output_folder(ctx, replay_dir, "replays"),
-                        KnownPeers(home), timeouts, games,
-                        log=(lambda m: None) if quiet else (lambda m: typer.echo(m, err=True)))
-    config.resume_info = {
+    def log(m: str) -> None:
+        typer.echo(m, err=True)
+
+    # A bot's games are said one line each as they end, and not kept: 'host --games N' runs for
+    # hours, and its memory stays flat.  A person's are said at the end, after the app has given
+    # the terminal back (_run_peer).
+    played = itertools.count(1)
+    resume_info: dict[str, object] = {
         "role": role, "identity": f"bot-{role}" if bot else "user", "name": me.name, "bot": bot,
         "home": str(home.resolve()), "manifest": str(manifest.resolve()) if manifest else None,
-        "move_time": move_time, "keep_session": keep_session,
+        "move_time": timeouts.move, "keep_session": options.keep_session,
     }
-    config.keep_session = keep_session
-    config.ledger = GameLedger(home)
-    config.person = person
-    config.chat = chat and person is not None  # bots ignore chat, and are sent none
-    config.again = person is not None  # a person may play again after the game (net/again.py); a bot never asks
-    config.watching = person is not None  # a joining person is told who watches, and may close watching
-    return config
+    return PeerConfig(
+        me, Settings(rules, man, shuffle), agent_for, output_folder(ctx, options.replay_dir, "replays"),
+        KnownPeers(home), timeouts, games, log=log,
+        on_game=(lambda report: typer.echo(report_line(next(played), report, me.name))) if person is None else None,
+        resume_info=resume_info, keep_session=options.keep_session, ledger=GameLedger(home),
+        keep_reports=person is not None,
+        hub=WatchHub(me, watchers, log) if watchers else None,
+        watching=person is not None,  # a joining person is told who watches, and may close watching
+        chat=options.chat and person is not None,  # bots ignore chat, and are sent none
+        again=person is not None,  # a person may play again after the game (net/again.py); a bot never asks
+        person=person,
+    )
+
+
+def check_timeouts(timeouts: Timeouts) -> None:
+    """The deadlines host, join and resume were given, as one line when they cannot work together."""
+    if timeouts.idle <= timeouts.ping_interval:
+        raise fail("--idle-timeout must be longer than --ping-interval")
 
 
 def _run_peer(coro_fn, config, where: str = "", hint=None) -> None:
@@ -95,15 +125,8 @@ def _run_peer(coro_fn, config, where: str = "", hint=None) -> None:
     from ..net import SessionError
 
     person = config.person
-    if person is None:
-        # A bot's games are said one line each as they end, and not kept: 'host --games N'
-        # runs for hours, and its memory stays flat.  A person's are said at the end, after
-        # the app has given the terminal back.
-        played = itertools.count(1)
-        config.on_game = lambda report: typer.echo(report_line(next(played), report, config.me.name))
-        config.keep_reports = False
     try:
-        if isinstance(person, AppPlayer):  # the game in a worker thread, the app in this one
+        if isinstance(person, AppPlayer):  # the game in a thread of its own, the app in this one
             reports = run_in_app(person, lambda: _run_trio(stoppable(person, coro_fn), lambda: config.current))
         else:
             reports = _run_trio(coro_fn, lambda: config.current)
@@ -133,7 +156,7 @@ def _host_hint(bind: str, port: int):
 
 
 def _internet_options(stun: Optional[list[str]], no_stun: bool, port_mapping: str, ttl: int,
-                      handshake: float, give_up: float = 60.0):
+                      handshake: float, give_up: float = 60.0) -> InternetOptions:
     from ..net import DEFAULT_SERVERS, MAPPING_PROTOCOLS, GateLimits, InternetOptions
 
     if port_mapping not in ("auto", "off", *MAPPING_PROTOCOLS):
@@ -152,7 +175,7 @@ def _internet_options(stun: Optional[list[str]], no_stun: bool, port_mapping: st
 WORMHOLE_CODE = re.compile(r"^\s*\d+(-[A-Za-z]+)+\s*$")
 
 
-def _code_options(mailbox: Optional[str], relay: Optional[str], no_relay: bool):
+def _code_options(mailbox: Optional[str], relay: Optional[str], no_relay: bool) -> CodeOptions:
     """--mailbox, --relay and --no-relay, checked, and the internet extra that codes need."""
     from ..net import PUBLIC_MAILBOX, PUBLIC_RELAY, CodeOptions, missing_extra
 
@@ -255,9 +278,8 @@ async def _host_with_invite(bind: str, port: int, config, internet, coded=None):
         return await play_games(admitted.framed, True, config)
 
 
-def _join_with_invite(ctx, code, bot, ruleset, festum, festum_removal, manifest, replay_dir,
-                      handshake_timeout, idle_timeout, ping_interval, frame_timeout, move_time, keep_session,
-                      shuffle, internet, coded=None, plain: bool = True, chat: bool = True) -> None:
+def _join_with_invite(ctx: typer.Context, code: str, options: NetOptions, internet: InternetOptions,
+                      coded: CodeOptions | None = None) -> None:
     """Join by an invite code (bas1:...) or, with ``coded``, by a wormhole code (7-word-word)."""
     import time
 
@@ -269,9 +291,7 @@ def _join_with_invite(ctx, code, bot, ruleset, festum, festum_removal, manifest,
             invite = parse_invite(code, int(time.time()))
         except InviteError as e:
             raise fail(f"invite: {e}") from None
-    config = _net_options(bot, ruleset, festum, festum_removal, manifest, replay_dir, handshake_timeout,
-                          idle_timeout, ping_interval, frame_timeout, move_time, ctx, "join",
-                          keep_session=keep_session, shuffle=shuffle, plain=plain, chat=chat)
+    config = _net_options(options, ctx, "join")
     used = GameLedger(home_of(ctx), "invites_used")
     ident = bytes.fromhex(invite_id(invite)) if invite is not None else b""
     if invite is not None and used.signed(config.me.public, ident):

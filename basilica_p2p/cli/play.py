@@ -22,8 +22,8 @@ from ._common import (
 )
 from .watching import with_watchers
 from ._peer import (
-    WORMHOLE_CODE, _code_options, _host_hint, _host_with_invite, _internet_options, _join_with_invite,
-    _net_options, _run_peer,
+    WORMHOLE_CODE, NetOptions, _code_options, _host_hint, _host_with_invite, _internet_options,
+    _join_with_invite, _net_options, _run_peer, check_timeouts,
 )
 
 
@@ -101,15 +101,12 @@ def host_cmd(
     if code and no_invite:
         raise fail("--code needs an invite: leave out --no-invite")
     coded = _code_options(mailbox, relay, no_relay) if code else None  # before anything is printed
-    config = _net_options(bot, ruleset, festum, festum_removal, manifest, replay_dir, handshake_timeout,
-                          idle_timeout, ping_interval, frame_timeout, move_time, ctx, "host", games,
-                          keep_session=keep_session, shuffle=shuffle, plain=plain, chat=not no_chat)
-    # The joiner takes the clock and the limits from our hello.
+    options = NetOptions(bot, ruleset, festum, festum_removal, manifest, replay_dir,
+                         net.Timeouts(handshake_timeout, ping_interval, idle_timeout, frame_timeout, move_time),
+                         keep_session, shuffle, plain, chat=not no_chat)
+    config = _net_options(options, ctx, "host", games, watchers)
+    # The joiner takes the clock and the limits from our hello: the host's alone, so not in NetOptions.
     config.settings = replace(config.settings, clock=_clock(clock), limits=_limits(window, move_time))
-    if watchers:
-        from ..net import WatchHub
-
-        config.hub = WatchHub(config.me, watchers, config.log)
     assert config.resume_info is not None
     config.resume_info["address"] = bind
     if not no_invite:
@@ -169,22 +166,23 @@ def join_cmd(
     """
     from .. import net
 
+    # The joiner has no --move-time: the host's hello names the limits.
+    options = NetOptions(bot, ruleset, festum, festum_removal, manifest, replay_dir,
+                         net.Timeouts(handshake_timeout, ping_interval, idle_timeout, frame_timeout, None),
+                         keep_session, shuffle, plain, chat=not no_chat)
     wormhole_code = code or (address if address and WORMHOLE_CODE.match(address) else None)
-    if wormhole_code is not None or (address and re.match(r"\s*bas\d+r?:", address, re.IGNORECASE)):
-        _join_with_invite(ctx, wormhole_code or address, bot, ruleset, festum, festum_removal, manifest, replay_dir,
-                          handshake_timeout, idle_timeout, ping_interval, frame_timeout, None, keep_session,
-                          shuffle, _internet_options(stun, no_stun, "off", 600, handshake_timeout, connect_timeout),
-                          _code_options(mailbox, relay, no_relay) if wormhole_code is not None else None, plain,
-                          chat=not no_chat)
+    invited = wormhole_code or (address if address and re.match(r"\s*bas\d+r?:", address, re.IGNORECASE) else None)
+    if invited is not None:
+        _join_with_invite(ctx, invited, options,
+                          _internet_options(stun, no_stun, "off", 600, handshake_timeout, connect_timeout),
+                          _code_options(mailbox, relay, no_relay) if wormhole_code is not None else None)
         return
     if address is None:
         raise fail("give the invite (bas1:...), a code (--code 7-word-word) or the host's HOST:PORT")
     host_part, sep, port_part = address.rpartition(":")
     if not sep or not port_part.isdigit() or not 0 < int(port_part) < 65536 or not host_part:
         raise fail(f"{address!r} is not HOST:PORT")
-    config = _net_options(bot, ruleset, festum, festum_removal, manifest, replay_dir, handshake_timeout,
-                          idle_timeout, ping_interval, frame_timeout, None, ctx, "join",
-                          keep_session=keep_session, shuffle=shuffle, plain=plain, chat=not no_chat)
+    config = _net_options(options, ctx, "join")
     assert config.resume_info is not None
     config.resume_info.update(address=host_part.strip("[]"), port=int(port_part))
     _run_peer(lambda: net.join(host_part.strip("[]"), int(port_part), config), config, f" ({address})")
@@ -391,18 +389,17 @@ def resume_cmd(
             AppPlayer(me.name, network=True) if wants_app(plain) else TerminalPlayer(me.name)
     except (IdentityError, BotSpecError) as e:
         raise fail(str(e)) from None
-    if idle_timeout <= ping_interval:
-        raise fail("--idle-timeout must be longer than --ping-interval")
     if move_time is None and isinstance(info.get("move_time"), (int, float)):
         move_time = float(info["move_time"])  # the limit the game was started with still holds
     timeouts = Timeouts(handshake_timeout, ping_interval, idle_timeout, frame_timeout, move_time)
+    check_timeouts(timeouts)
 
     def game():
         return resume(replay, me, manifests, agent, where, timeouts, window, log=lambda m: typer.echo(m, err=True),
                       keep_session=keep_session, chat=not no_chat and not spec)
 
     try:
-        if isinstance(agent, AppPlayer):  # the game in a worker thread, the app in this one
+        if isinstance(agent, AppPlayer):  # the game in a thread of its own, the app in this one
             report = run_in_app(agent, lambda: _run_trio(stoppable(agent, game), lambda: replay))
         else:
             report = _run_trio(game, lambda: replay)
