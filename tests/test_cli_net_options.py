@@ -14,14 +14,14 @@ from basilica_p2p.cli._peer import NetOptions, _net_options
 from basilica_p2p.engine import Ruleset
 from basilica_p2p.lineclient import TerminalPlayer
 from basilica_p2p.net import Timeouts
-from basilica_p2p.wire import SHUFFLE_SCHEME
+from basilica_p2p.schemes import COMMIT_REVEAL
 
 runner = CliRunner()
 
 
 def options(bot: str | None, timeouts: Timeouts = Timeouts(move=42.0), chat: bool = True) -> NetOptions:
     return NetOptions(bot, Ruleset.PORTAL2022, False, False, None, None, timeouts, keep_session=True,
-                      shuffle=SHUFFLE_SCHEME, plain=True, chat=chat)
+                      shuffle=COMMIT_REVEAL, plain=True, chat=chat)
 
 
 def context(home: Path) -> typer.Context:
