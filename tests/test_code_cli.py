@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -143,3 +144,39 @@ def test_a_host_whose_mailbox_does_not_answer_keeps_its_invite_and_says_what_to_
         if host.poll() is None:
             host.kill()
             host.communicate()
+
+
+def test_a_watcher_that_cannot_reach_the_host_watches_through_its_relay(
+        tmp_path: Path, servers: tuple[MailboxServer, TransitRelay]) -> None:
+    """host --watchers with --relay waits for watchers on the relay too; a watcher whose direct
+    way fails (--at a closed port) meets it there and sees the whole game."""
+    _, relay = servers
+    host = subprocess.Popen(_cli("host", "--no-invite", "--bind", "127.0.0.1", "--port", "0", "--bot", "greedy",
+                                 "--watchers", "2", "--relay", f"{relay.address[0]}:{relay.address[1]}",
+                                 "--replay-dir", str(tmp_path / "a")),
+                            env=_env(tmp_path / "host"), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert host.stdout is not None
+        code = port = ""
+        for line in host.stdout:
+            if line.startswith("watch code: basilica watch "):
+                code = line.split()[-1]
+            if line.startswith("listening on "):
+                port = line.strip().rsplit(":", 1)[1]
+                break
+        watcher = subprocess.Popen(_cli("watch", code, "--plain", "--at", "127.0.0.1:9"), env=_env(tmp_path / "w"),
+                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        time.sleep(1.0)  # it meets the host on the relay before the game starts (or catches up after)
+        joined = subprocess.run(_cli("join", f"127.0.0.1:{port}", "--bot", "random", "--replay-dir",
+                                     str(tmp_path / "b")), env=_env(tmp_path / "join"), capture_output=True,
+                                text=True, timeout=60)
+        assert joined.returncode == 0, joined.stderr
+        out, err = watcher.communicate(timeout=60)
+        assert watcher.returncode == 0, err
+        assert "You watch greedy-host (player 1) against random-join (player 2)" in out and "Game over" in out, out
+        assert "watched 1 game" in out, out
+    finally:
+        for p in (host,):
+            if p.poll() is None:
+                p.kill()
+            p.communicate()

@@ -14,7 +14,7 @@ from basilica_p2p.agent import AgentBase, Traits
 from basilica_p2p.bots import RandomBot
 from basilica_p2p.identity import Identity
 from basilica_p2p.net.framing import CONTROL, ENVELOPE, FramedStream, PeerClosed
-from basilica_p2p.net.invite import Candidate, Invite, InviteError, parse_invite, parse_watch, watch_mac
+from basilica_p2p.net.invite import Candidate, Invite, InviteError, WatchCode, parse_invite, parse_watch, watch_mac
 from basilica_p2p.net.peer import PeerConfig
 from basilica_p2p.net.watch import WatchError, WatchHub, Watched, watch_games
 from basilica_p2p.replay.file import Header, read_replay
@@ -186,7 +186,7 @@ async def test_a_host_whose_records_do_not_verify_stops_the_watcher(tmp_path: Pa
     path = sorted((Path(__file__).parent.parent / "replays").glob("*.replay"))[0]
     replay = read_replay(path)
     ours, theirs = trio.testing.memory_stream_pair()
-    code = Invite(replay.header.players[0][0], bytes(16), NOW + 60, (Candidate("lan", "127.0.0.1", 1),))
+    code = WatchCode(replay.header.players[0][0], bytes(16), NOW + 60, (Candidate("lan", "127.0.0.1", 1),))
 
     async def fake_host() -> None:
         framed = FramedStream(theirs, 5.0)
@@ -265,3 +265,41 @@ async def test_the_joiner_is_told_who_watches_and_can_close_watching_mid_game(tm
     assert {"carol", "dave"} <= set(closer.told[0]) and closer.told[-1] == ()
     assert all("the other player closed watching" in str(e) for e in ended), ended
     assert not hub.open
+
+
+# --- watching through a transit relay ---------------------------------------------------------------
+
+
+def test_a_watch_code_may_name_a_relay() -> None:
+    hub = WatchHub(ALICE, 8)
+    code = parse_watch(hub.code([Candidate("lan", "192.168.1.20", 4000)], NOW, ("127.0.0.1", 4001)), NOW)
+    assert code.relay == ("127.0.0.1", 4001) and [c.port for c in code.candidates] == [4000]
+    assert parse_watch(hub.code([], NOW), NOW).relay is None
+
+
+@pytest.mark.trio
+async def test_a_watcher_comes_through_the_relay_and_sees_the_whole_game(tmp_path: Path) -> None:
+    from basilica_p2p.net import meet_on_relay, watch_relay_key
+    from support.relay_server import transit_relay
+
+    with transit_relay(tmp_path / "relay") as relay:
+        hub = WatchHub(ALICE, 8)
+        host_cfg = config(ALICE, 1, tmp_path / "a")
+        host_cfg.hub = hub
+        code = parse_watch(hub.code([], NOW, relay.address), NOW)
+        watched: list[Watched] = []
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(hub.serve_relay, relay.address)
+
+            async def watcher() -> None:
+                stream = await meet_on_relay(relay.address, watch_relay_key(code.secret), sender=False, timeout=20)
+                watched.extend(await watch_games(stream, code, CAROL, Seen().begin))
+
+            nursery.start_soon(watcher)
+            await wait_for(lambda: hub.watchers, "the watcher admitted through the relay", limit=20)
+            pair = await host_and_join(host_cfg, config(BOB, 2, tmp_path / "b"), direct=True, limit=60)
+            assert isinstance(pair.host, list), pair.host
+            await wait_for(lambda: watched, "the watcher's end", limit=20)
+            nursery.cancel_scope.cancel()
+    (game,) = watched
+    assert game.finished and game.seat.records == read_replay(pair.host[0].replay).records

@@ -184,13 +184,16 @@ def _code_options(mailbox: Optional[str], relay: Optional[str], no_relay: bool) 
         raise fail(missing, code=1)
     if mailbox is not None and not re.match(r"wss?://", mailbox):
         raise fail(f"--mailbox {mailbox!r} is not a ws:// or wss:// URL")
-    where = PUBLIC_RELAY
-    if relay is not None:
-        host_part, sep, port_part = relay.rpartition(":")
-        if not sep or not port_part.isdigit() or not 0 < int(port_part) < 65536 or not host_part:
-            raise fail(f"--relay {relay!r} is not HOST:PORT")
-        where = (host_part.strip("[]"), int(port_part))
+    where = PUBLIC_RELAY if relay is None else relay_address(relay)
     return CodeOptions(mailbox or PUBLIC_MAILBOX, None if no_relay else where)
+
+
+def relay_address(relay: str) -> tuple[str, int]:
+    """--relay HOST:PORT, checked."""
+    host_part, sep, port_part = relay.rpartition(":")
+    if not sep or not port_part.isdigit() or not 0 < int(port_part) < 65536 or not host_part:
+        raise fail(f"--relay {relay!r} is not HOST:PORT")
+    return host_part.strip("[]"), int(port_part)
 
 
 async def _stdin_lines():

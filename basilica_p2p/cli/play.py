@@ -22,7 +22,7 @@ from ._common import (
 )
 from .watching import with_watchers
 from ._peer import (
-    WORMHOLE_CODE, NetOptions, _code_options, _host_hint, _host_with_invite, _internet_options,
+    WORMHOLE_CODE, NetOptions, _code_options, relay_address, _host_hint, _host_with_invite, _internet_options,
     _join_with_invite, _net_options, _run_peer, check_timeouts,
 )
 
@@ -105,6 +105,9 @@ def host_cmd(
                          net.Timeouts(handshake_timeout, ping_interval, idle_timeout, frame_timeout, move_time),
                          keep_session, shuffle, plain, chat=not no_chat)
     config = _net_options(options, ctx, "host", games, watchers)
+    # Watchers may come through the relay too: the code's, or the one --relay names.
+    watch_relay = (coded.relay if coded is not None else relay_address(relay) if relay is not None else None) \
+        if watchers and not no_relay else None
     # The joiner takes the clock and the limits from our hello: the host's alone, so not in NetOptions.
     config.settings = replace(config.settings, clock=_clock(clock), limits=_limits(window, move_time))
     assert config.resume_info is not None
@@ -112,7 +115,7 @@ def host_cmd(
     if not no_invite:
         internet = _internet_options(stun, no_stun, port_mapping, invite_ttl, handshake_timeout)
         _run_peer(lambda: with_watchers(bind, watch_port, config,
-                                        lambda: _host_with_invite(bind, port, config, internet, coded)),
+                                        lambda: _host_with_invite(bind, port, config, internet, coded), watch_relay),
                   config, f" ({bind}:{port})", _host_hint(bind, port))
         return
 
@@ -123,7 +126,8 @@ def host_cmd(
                        "on this machine)", err=True)
         sys.stdout.flush()
 
-    _run_peer(lambda: with_watchers(bind, watch_port, config, lambda: net.host(bind, port, config, ready)),
+    _run_peer(lambda: with_watchers(bind, watch_port, config, lambda: net.host(bind, port, config, ready),
+                                    watch_relay),
               config, f" ({bind}:{port})", _host_hint(bind, port))
 
 

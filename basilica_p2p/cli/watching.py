@@ -12,9 +12,11 @@ import typer
 from ._common import OPT_PLAIN, _run_trio, fail, home_of, user_identity
 
 
-async def with_watchers(bind: str, watch_port: int, config: Any, play: Callable[[], Awaitable[Any]]) -> Any:
+async def with_watchers(bind: str, watch_port: int, config: Any, play: Callable[[], Awaitable[Any]],
+                        relay: tuple[str, int] | None = None) -> Any:
     """Run ``play`` (the host's games) while the hub of ``config`` takes watchers on its own
-    listener, after printing the watch code beside the invite."""
+    listener (and, with a ``relay``, on that transit relay too), after printing the watch code
+    beside the invite."""
     hub = config.hub
     if hub is None:
         return await play()
@@ -29,12 +31,22 @@ async def with_watchers(bind: str, watch_port: int, config: Any, play: Callable[
     candidates = local_candidates(port) if bind in ("0.0.0.0", "::") else [Candidate("lan", bind, port)]
     if not candidates:
         candidates = [Candidate("lan", "127.0.0.1", port)]
-    typer.echo(f"watch code: basilica watch {hub.code(candidates[:16], int(time.time()))}")
+    relay_ip: tuple[str, int] | None = None
+    if relay is not None:
+        try:
+            found = await trio.socket.getaddrinfo(relay[0], relay[1], type=trio.socket.SOCK_STREAM)
+            relay_ip = (str(found[0][4][0]), relay[1])
+        except OSError as e:
+            typer.echo(f"watchers cannot come through the relay {relay[0]}:{relay[1]}: {e.strerror or e}", err=True)
+            relay = None
+    typer.echo(f"watch code: basilica watch {hub.code(candidates[:16], int(time.time()), relay_ip)}")
     sys.stdout.flush()
     typer.echo(f"anyone with the watch code may watch (at most {hub.limit} at once; it lets nobody play); "
                f"watchers connect to port {port}", err=True)
     async with trio.open_nursery() as nursery:
         nursery.start_soon(hub.serve, listeners[0])
+        if relay is not None:
+            nursery.start_soon(hub.serve_relay, relay)
         try:
             return await play()
         finally:
@@ -45,7 +57,8 @@ def watch_cmd(
     ctx: typer.Context,
     code: str = typer.Argument(..., help="The watch code the host printed (basilica watch bas1w:...)."),
     at: Optional[str] = typer.Option(None, "--at", metavar="HOST:PORT", help="Connect here instead of the "
-                                     "addresses in the code (a port forwarded by hand, a tunnel)."),
+                                     "direct addresses in the code (a port forwarded by hand, a tunnel); a relay "
+                                     "the code names is still tried after it."),
     manifest: list[Path] = typer.Option([], "--manifest", metavar="FILE", help="The manifest the game uses, if not the default."),
     plain: bool = OPT_PLAIN,
 ) -> None:
@@ -64,12 +77,14 @@ def watch_cmd(
         watched = parse_watch(code, int(time.time()))
     except InviteError as e:
         raise fail(f"watch code: {e}") from None
-    where = [(c.host, c.port) for c in watched.candidates]
+    where = [(c.kind, c.host, c.port) for c in watched.candidates]
     if at is not None:
         host_part, sep, port_part = at.rpartition(":")
         if not sep or not port_part.isdigit() or not 0 < int(port_part) < 65536 or not host_part:
             raise fail(f"--at {at!r} is not HOST:PORT")
-        where = [(host_part.strip("[]"), int(port_part))]
+        where = [("lan", host_part.strip("[]"), int(port_part))]
+    if watched.relay is not None:
+        where.append(("relay", *watched.relay))
     if not where:
         raise fail("the watch code names no address: give one with --at HOST:PORT")
     manifests = load_manifests(manifest)
@@ -91,7 +106,7 @@ def watch_cmd(
     async def run() -> int:
         from ..net import watch_games
 
-        stream = await _connect(where)
+        stream = await _connect(where, watched.secret)
         games = await watch_games(stream, watched, me, begin, manifests=manifests)
         return len(games)
 
@@ -108,15 +123,28 @@ def watch_cmd(
     typer.echo(f"watched {games} game{'' if games == 1 else 's'}; the host closed the table")
 
 
-async def _connect(where: list[tuple[str, int]]) -> Any:
-    """The first address that answers, each given a few seconds."""
+async def _connect(where: list[tuple[str, str, int]], secret: bytes) -> Any:
+    """The first address that answers, each given a few seconds; the relay, if the code names
+    one, after them (net/watch.py serve_relay)."""
     import trio
 
-    last: OSError | None = None
-    for host, port in where:
+    from ..net import RelayError, meet_on_relay, watch_relay_key
+
+    last: Exception | None = None
+    for kind, host, port in sorted(where, key=lambda w: w[0] == "relay"):
+        if kind == "relay":
+            try:
+                return await meet_on_relay((host, port), watch_relay_key(secret), sender=False, timeout=30)
+            except RelayError as e:
+                last = e
+            continue
         with trio.move_on_after(5):
             try:
                 return await trio.open_tcp_stream(host, port)
             except OSError as e:
                 last = e
+    if isinstance(last, RelayError):
+        from ..net import WatchError
+
+        raise WatchError(f"the host could not be reached, not even through its relay: {last}")
     raise last or OSError("no address of the watch code answered within 5 s")

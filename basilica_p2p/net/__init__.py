@@ -34,7 +34,7 @@ from .gate import Admitted, GateClosed, GateLimits, admit, describe_path
 from .handshake import Settings
 from .interfaces import local_candidates
 from .invite import (Candidate, Invite, InviteError, Reply, check_reply, format_invite, format_reply, format_watch,
-                     invite_id, make_reply, parse_invite, parse_reply, parse_watch, watch_mac)
+                     invite_id, make_reply, parse_invite, parse_reply, parse_watch, watch_mac, WatchCode)
 from .invite_meeting import (MAPPING_PROTOCOLS, Companion, Door, InternetOptions, host_connection, join_connection,
                       reply_reader, seated_play)
 from .ledger import GameLedger, LedgerError
@@ -45,17 +45,20 @@ from .rejoin import Rendezvous
 from .session import GameReport, Watch, continue_game, play_one_game
 from .side import Side, forget_session, side_from_replay, sidecar_path
 from .stun import DEFAULT_SERVERS, SYMMETRIC, Mapped, nat_behaviour, public_addresses
+from .relay import RelayError
+from .relay import meet as meet_on_relay
 from .watch import WatchError, WatchHub, Watched, watch_games
+from .watch import relay_key as watch_relay_key
 
 __all__ = [
     "DEFAULT_SERVERS", "MAPPING_PROTOCOLS", "PUBLIC_MAILBOX", "PUBLIC_RELAY", "SYMMETRIC", "Admitted", "BadHello",
     "Candidate", "Chat", "CodeOptions", "Companion", "Connection", "DialTimes", "Dialed", "Door", "GameLedger", "GameReport",
     "GateClosed", "GateLimits", "InternetOptions", "Invite", "InviteError", "KnownPeers", "LedgerError",
     "ManInTheMiddle", "Mapped", "NoGameStarted", "NoPath", "PeerConfig", "PeerGone", "PeerKeyMismatch", "Presence",
-    "Rendezvous", "Reply", "SessionError", "Settings", "Side", "Timeouts", "Watch", "WatchError", "WatchHub",
+    "RelayError", "Rendezvous", "Reply", "SessionError", "Settings", "Side", "Timeouts", "Watch", "WatchCode", "WatchError", "WatchHub",
     "Watched", "admit", "check_reply",
     "continue_game", "counted", "describe_path", "format_invite", "format_reply", "format_watch", "forget_session", "host",
     "host_connection", "invite_id", "is_chat", "join", "join_connection", "join_with_code", "make_reply", "missing_extra",
-    "local_candidates", "nat_behaviour", "parse_invite", "parse_reply", "parse_watch", "play_again", "play_games", "play_one_game", "public_addresses", "relay_note",
-    "reply_reader", "run_demo", "seated_play", "side_from_replay", "sidecar_path", "watch_games", "watch_mac", "wormhole_companion",
+    "local_candidates", "meet_on_relay", "nat_behaviour", "parse_invite", "parse_reply", "parse_watch", "play_again", "play_games", "play_one_game", "public_addresses", "relay_note",
+    "reply_reader", "run_demo", "seated_play", "side_from_replay", "sidecar_path", "watch_games", "watch_mac", "watch_relay_key", "wormhole_companion",
 ]

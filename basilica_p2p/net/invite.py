@@ -422,15 +422,51 @@ def _read_invite(text: str, now: int, prefix: str, tag: bytes, what: str) -> Inv
     return inv
 
 
-def format_watch(code: Invite) -> str:
-    """``bas1w:`` and a watch code in lowercase base32: an invite's fields (the host's key, a
-    secret of its own, an expiry, the watch listener's candidates), for watching only."""
-    return _code(WATCH_PREFIX, WATCH_TAG, _invite_payload(code))
+@dataclass(frozen=True)
+class WatchCode:
+    """What ``bas1w:`` carries: an invite's fields (the host's key, a secret of its own, an
+    expiry, the watch listener's candidates) and, if the host waits for watchers on one, a
+    transit relay (its IP address and port)."""
+
+    key: bytes
+    secret: bytes = field(repr=False)
+    expires: int
+    candidates: tuple[Candidate, ...]
+    relay: tuple[str, int] | None = None
+
+    def __post_init__(self) -> None:
+        Invite(self.key, self.secret, self.expires, self.candidates)  # the same checks
+        if self.relay is not None:
+            Candidate("public", self.relay[0], self.relay[1])  # an address and a port, as a candidate's
+            object.__setattr__(self, "relay", (str(ip_address(self.relay[0])), self.relay[1]))
 
 
-def parse_watch(text: str, now: int) -> Invite:
+def _watch_payload(code: WatchCode) -> bytes:
+    relay = None if code.relay is None else [ip_address(code.relay[0]).packed, code.relay[1]]
+    return encode([code.key, code.secret, code.expires, _candidates_value(code.candidates), relay])
+
+
+def format_watch(code: WatchCode) -> str:
+    """``bas1w:`` and a watch code in lowercase base32, for watching only."""
+    return _code(WATCH_PREFIX, WATCH_TAG, _watch_payload(code))
+
+
+def parse_watch(text: str, now: int) -> WatchCode:
     """The watch code in ``text``; an invite or reply given instead says what it is."""
-    return _read_invite(text, now, WATCH_PREFIX, WATCH_TAG, "watch")
+    value, payload = _open(text, WATCH_PREFIX, WATCH_TAG)
+    key, secret, expires, candidates, relay = _fields(value, "watch", 5)
+    if relay is not None and not (isinstance(relay, list) and len(relay) == 2 and isinstance(relay[0], bytes)
+                                  and len(relay[0]) in (4, 16)):
+        raise _damaged("watch", "the relay is not [address, port]")
+    try:
+        code = WatchCode(key, secret, expires, _read_candidates(candidates, "watch"),
+                         None if relay is None else (str(ip_address(relay[0])), relay[1]))
+    except InvalidValue as e:
+        raise _damaged("watch", e.reason) from None
+    _canonical(payload, _watch_payload(code), "watch")
+    if now >= code.expires:
+        raise ExpiredInvite(code.expires, now)
+    return code
 
 
 def watch_mac(secret: bytes, challenge: bytes, host_key: bytes, watcher_key: bytes) -> bytes:

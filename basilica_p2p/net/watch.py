@@ -19,6 +19,7 @@ players, as a verifier of the replay does.
 
 from __future__ import annotations
 
+import hashlib
 import hmac
 import os
 from collections.abc import Callable, Sequence
@@ -33,7 +34,7 @@ from ..seat import Accepted, Seat, SeatEvent, printable
 from ..wire import ProtocolError
 from .connection import MAX_WATCHERS
 from .framing import CONTROL, ENVELOPE, Frame, FramedStream, PeerClosed, PeerTimeout, close_quietly, control
-from .invite import CHALLENGE_SIZE, KEY_SIZE, MAC_SIZE, Candidate, Invite, format_watch, watch_mac
+from .invite import CHALLENGE_SIZE, KEY_SIZE, MAC_SIZE, Candidate, WatchCode, format_watch, watch_mac
 
 QUEUE = 4096  # frames a watcher may fall behind by before it is let go (a whole game is ~1000)
 PROOF_TIME = 5.0  # seconds a watcher has to prove it holds the watch code
@@ -46,6 +47,12 @@ FRAME_TIME = 10.0  # seconds a watcher has to take one frame
 # and its answer (python -m basilica_p2p.bench watchers).
 BATCH_EVERY = 0.1
 BATCH_BYTES = 256 * 1024
+
+
+def relay_key(secret: bytes) -> bytes:
+    """The transit key a host and its watchers meet under on a relay (net/relay.py): the watch
+    code's secret, hashed under a tag of its own (the relay learns only a hash of this)."""
+    return hashlib.sha256(b"basilica-p2p/watch-relay/v1\x00" + secret).digest()
 
 
 class WatchError(Exception):
@@ -77,9 +84,10 @@ class WatchHub:
         self.open = True
         self.changed: Callable[[tuple[str, ...]], None] = lambda names: None  # told who watches
 
-    def code(self, candidates: Sequence[Candidate], now: int) -> str:
-        """The watch code people paste into ``basilica watch``."""
-        return format_watch(Invite(self.me.public, self.secret, now + WATCH_TTL, tuple(candidates)))
+    def code(self, candidates: Sequence[Candidate], now: int, relay: tuple[str, int] | None = None) -> str:
+        """The watch code people paste into ``basilica watch`` (with the ``relay`` the hub also
+        waits on, if any: :meth:`serve_relay`)."""
+        return format_watch(WatchCode(self.me.public, self.secret, now + WATCH_TTL, tuple(candidates), relay))
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -125,6 +133,24 @@ class WatchHub:
         self.log(f"watching closed: {why}")
 
     # --- the listener --------------------------------------------------------------------
+
+    async def serve_relay(self, relay: tuple[str, int], retry: float = 5.0) -> None:
+        """Wait for watchers on a transit relay too, one connection waiting there at a time,
+        until cancelled: each watcher that comes is paired with it and admitted as any other."""
+        from .relay import RelayError, meet
+
+        told = False
+        async with trio.open_nursery() as nursery:
+            while True:
+                try:
+                    stream = await meet(relay, relay_key(self.secret), sender=True, timeout=3600.0)
+                except RelayError as e:
+                    if not told:
+                        self.log(f"watchers cannot come through the relay {relay[0]}:{relay[1]}: {e}")
+                        told = True
+                    await trio.sleep(retry)
+                    continue
+                nursery.start_soon(self._admit, stream)
 
     async def serve(self, listener: trio.abc.Listener[trio.abc.Stream]) -> None:
         """Take watchers on ``listener`` until cancelled."""
@@ -278,7 +304,7 @@ class Watched:
         return self.seat.finished
 
 
-async def watch_games(stream: trio.abc.Stream, code: Invite, me: Identity, begin: Callable[[Header], Tell],
+async def watch_games(stream: trio.abc.Stream, code: WatchCode, me: Identity, begin: Callable[[Header], Tell],
                 log: Callable[[str], None] = lambda s: None, manifests: dict[str, Manifest] | None = None,
                 idle: float = IDLE) -> list[Watched]:
     """Watch on ``stream`` (connected to a candidate of ``code``) until the host says goodbye or
@@ -344,7 +370,7 @@ async def _next(framed: FramedStream, idle: float) -> Frame:
     raise PeerTimeout(f"nothing for {idle:g} s")
 
 
-def _header(data: object, code: Invite) -> Header:
+def _header(data: object, code: WatchCode) -> Header:
     if not isinstance(data, bytes):
         raise WatchError("the host sent a malformed game header")
     try:
