@@ -180,3 +180,39 @@ def test_a_watcher_that_cannot_reach_the_host_watches_through_its_relay(
             if p.poll() is None:
                 p.kill()
             p.communicate()
+
+
+def test_a_watch_code_read_aloud_hands_over_the_watch_code_and_the_watcher_sees_the_game(
+        tmp_path: Path, servers: tuple[MailboxServer, TransitRelay]) -> None:
+    """host --code --watchers prints a second code to read aloud, for watching: 'basilica watch
+    --code' fetches the watch code through the mailbox, and watches with it."""
+    mailbox, _ = servers
+    host = subprocess.Popen(_cli("host", "--code", "--watchers", "2", "--bind", "127.0.0.1", "--port", "0",
+                                 "--no-stun", "--port-mapping", "off", "--bot", "greedy", "--replay-dir",
+                                 str(tmp_path / "a"), *_where(servers)),
+                            env=_env(tmp_path / "hh"), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        assert host.stdout is not None
+        join_code = spoken = ""
+        for _ in range(12):
+            line = host.stdout.readline()
+            if line.startswith("code: basilica join --code "):
+                join_code = line.split()[-1]
+            if line.startswith("watch code to read aloud: basilica watch --code "):
+                spoken = line.split()[-1]
+            if join_code and spoken:
+                break
+        assert join_code and spoken, (join_code, spoken)
+        watcher = subprocess.Popen(_cli("watch", "--code", spoken, "--mailbox", mailbox.url, "--plain"),
+                                   env=_env(tmp_path / "w"), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        time.sleep(1.0)
+        joined = _join(tmp_path, servers, join_code)
+        assert joined.returncode == 0, joined.stderr
+        out, err = watcher.communicate(timeout=60)
+        assert watcher.returncode == 0, err
+        assert "against" in out and "Game over" in out and "watched 1 game" in out, out
+    finally:
+        if host.poll() is None:
+            host.kill()
+        host.communicate()

@@ -115,7 +115,8 @@ def host_cmd(
     if not no_invite:
         internet = _internet_options(stun, no_stun, port_mapping, invite_ttl, handshake_timeout)
         _run_peer(lambda: with_watchers(bind, watch_port, config,
-                                        lambda: _host_with_invite(bind, port, config, internet, coded), watch_relay),
+                                        lambda: _host_with_invite(bind, port, config, internet, coded), watch_relay,
+                                        coded.mailbox if coded is not None and watchers else None),
                   config, f" ({bind}:{port})", _host_hint(bind, port))
         return
 

@@ -9,14 +9,15 @@ from typing import Any, Optional
 
 import typer
 
-from ._common import OPT_PLAIN, _run_trio, fail, home_of, user_identity
+from ._common import OPT_MAILBOX, OPT_PLAIN, _run_trio, fail, home_of, user_identity
+from ._peer import WORMHOLE_CODE
 
 
 async def with_watchers(bind: str, watch_port: int, config: Any, play: Callable[[], Awaitable[Any]],
-                        relay: tuple[str, int] | None = None) -> Any:
+                        relay: tuple[str, int] | None = None, mailbox: str | None = None) -> Any:
     """Run ``play`` (the host's games) while the hub of ``config`` takes watchers on its own
     listener (and, with a ``relay``, on that transit relay too), after printing the watch code
-    beside the invite."""
+    beside the invite; with a ``mailbox`` (host --code), also a code to read aloud for it."""
     hub = config.hub
     if hub is None:
         return await play()
@@ -39,7 +40,8 @@ async def with_watchers(bind: str, watch_port: int, config: Any, play: Callable[
         except OSError as e:
             typer.echo(f"watchers cannot come through the relay {relay[0]}:{relay[1]}: {e.strerror or e}", err=True)
             relay = None
-    typer.echo(f"watch code: basilica watch {hub.code(candidates[:16], int(time.time()), relay_ip)}")
+    watch_code = hub.code(candidates[:16], int(time.time()), relay_ip)
+    typer.echo(f"watch code: basilica watch {watch_code}")
     sys.stdout.flush()
     typer.echo(f"anyone with the watch code may watch (at most {hub.limit} at once; it lets nobody play); "
                f"watchers connect to port {port}", err=True)
@@ -47,6 +49,14 @@ async def with_watchers(bind: str, watch_port: int, config: Any, play: Callable[
         nursery.start_soon(hub.serve, listeners[0])
         if relay is not None:
             nursery.start_soon(hub.serve_relay, relay)
+        if mailbox is not None:
+            from ..net import hand_out_watch_codes
+
+            def show(code: str) -> None:
+                typer.echo(f"watch code to read aloud: basilica watch --code {code}")
+                sys.stdout.flush()
+
+            nursery.start_soon(hand_out_watch_codes, mailbox, watch_code, show, config.log)
         try:
             return await play()
         finally:
@@ -55,7 +65,11 @@ async def with_watchers(bind: str, watch_port: int, config: Any, play: Callable[
 
 def watch_cmd(
     ctx: typer.Context,
-    code: str = typer.Argument(..., help="The watch code the host printed (basilica watch bas1w:...)."),
+    code: Optional[str] = typer.Argument(None, help="The watch code the host printed (basilica watch bas1w:...)."),
+    spoken: Optional[str] = typer.Option(None, "--code", metavar="CODE", help="A watch code read aloud "
+                                         "(7-word-word, printed by a host started with --code and --watchers): "
+                                         "it fetches the watch code through the mailbox, once."),
+    mailbox: Optional[str] = OPT_MAILBOX,
     at: Optional[str] = typer.Option(None, "--at", metavar="HOST:PORT", help="Connect here instead of the "
                                      "direct addresses in the code (a port forwarded by hand, a tunnel); a relay "
                                      "the code names is still tried after it."),
@@ -73,6 +87,12 @@ def watch_cmd(
     from ..net import InviteError, WatchError, parse_watch
     from ._common import load_manifests
 
+    if spoken is None and code is not None and WORMHOLE_CODE.match(code):
+        spoken, code = code, None
+    if spoken is not None:
+        code = _fetched(spoken, mailbox)
+    if code is None:
+        raise fail("give the watch code (basilica watch bas1w:...) or a code read aloud (--code 7-word-word)")
     try:
         watched = parse_watch(code, int(time.time()))
     except InviteError as e:
@@ -121,6 +141,19 @@ def watch_cmd(
         raise fail(f"network: {e.strerror or e} (is the host still running, and is its watch port reachable?)",
                    code=1) from None
     typer.echo(f"watched {games} game{'' if games == 1 else 's'}; the host closed the table")
+
+
+def _fetched(spoken: str, mailbox: str | None) -> str:
+    """The watch code a host hands over for a code read aloud."""
+    from ..net import PUBLIC_MAILBOX, CodeFailed, fetch_watch_code, missing_extra
+
+    missing = missing_extra()
+    if missing is not None:
+        raise fail(missing, code=1)
+    try:
+        return _run_trio(lambda: fetch_watch_code(mailbox or PUBLIC_MAILBOX, spoken.strip()), lambda: None)
+    except CodeFailed as e:
+        raise fail(str(e), code=1) from None
 
 
 async def _connect(where: list[tuple[str, str, int]], secret: bytes) -> Any:

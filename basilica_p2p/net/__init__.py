@@ -25,8 +25,8 @@ hide its module.
 
 from .again import counted, play_again
 from .chat import Chat, is_chat
-from .code_meeting import (PUBLIC_MAILBOX, PUBLIC_RELAY, CodeOptions, join_with_code, missing_extra, relay_note,
-                    wormhole_companion)
+from .code_meeting import (PUBLIC_MAILBOX, PUBLIC_RELAY, CodeFailed, CodeOptions, fetch_watch_code,
+                           hand_out_watch_codes, join_with_code, missing_extra, relay_note, wormhole_companion)
 from .connection import BadHello, Connection, NoGameStarted, PeerGone, SessionError, Timeouts
 from .demo import run_demo
 from .dial import Dialed, DialTimes, ManInTheMiddle, NoPath
@@ -52,12 +52,12 @@ from .watch import relay_key as watch_relay_key
 
 __all__ = [
     "DEFAULT_SERVERS", "MAPPING_PROTOCOLS", "PUBLIC_MAILBOX", "PUBLIC_RELAY", "SYMMETRIC", "Admitted", "BadHello",
-    "Candidate", "Chat", "CodeOptions", "Companion", "Connection", "DialTimes", "Dialed", "Door", "GameLedger", "GameReport",
+    "Candidate", "Chat", "CodeFailed", "CodeOptions", "Companion", "Connection", "DialTimes", "Dialed", "Door", "GameLedger", "GameReport",
     "GateClosed", "GateLimits", "InternetOptions", "Invite", "InviteError", "KnownPeers", "LedgerError",
     "ManInTheMiddle", "Mapped", "NoGameStarted", "NoPath", "PeerConfig", "PeerGone", "PeerKeyMismatch", "Presence",
     "RelayError", "Rendezvous", "Reply", "SessionError", "Settings", "Side", "Timeouts", "Watch", "WatchCode", "WatchError", "WatchHub",
     "Watched", "admit", "check_reply",
-    "continue_game", "counted", "describe_path", "format_invite", "format_reply", "format_watch", "forget_session", "host",
+    "continue_game", "counted", "describe_path", "fetch_watch_code", "format_invite", "format_reply", "format_watch", "forget_session", "hand_out_watch_codes", "host",
     "host_connection", "invite_id", "is_chat", "join", "join_connection", "join_with_code", "make_reply", "missing_extra",
     "local_candidates", "meet_on_relay", "nat_behaviour", "parse_invite", "parse_reply", "parse_watch", "play_again", "play_games", "play_one_game", "public_addresses", "relay_note",
     "reply_reader", "run_demo", "seated_play", "side_from_replay", "sidecar_path", "watch_games", "watch_mac", "watch_relay_key", "wormhole_companion",

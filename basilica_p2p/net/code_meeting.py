@@ -34,6 +34,7 @@ from .session import SessionError
 from .stun import public_addresses
 
 APPID = "basilica-p2p.org/play/v1"
+WATCH_APPID = "basilica-p2p.org/watch/v1"  # a wormhole that hands over a watch code (``watch --code``)
 PUBLIC_MAILBOX = "ws://relay.magic-wormhole.io:4000/v1"
 PUBLIC_RELAY = ("transit.magic-wormhole.io", 4001)
 TRANSIT_PURPOSE = b"basilica-p2p/transit-key/v1"
@@ -145,6 +146,37 @@ def wormhole_companion(coded: CodeOptions, show_code: Callable[[str], None], ttl
         await _meet_on_relay(coded, transit_key, True, door.give_up, door.streams, door.log)
 
     return run
+
+
+async def hand_out_watch_codes(mailbox: str, watch_code: str, show: Callable[[str], None],
+                               log: Callable[[str], None]) -> None:
+    """The host's side of ``basilica watch --code``: a code read aloud that hands the watch code
+    (``bas1w:``) to whoever says it.  Like every wormhole code it works once; the next is shown
+    as soon as one is used (or a wrong guess spends it), until cancelled."""
+    wormhole = _wormhole()
+    while True:
+        try:
+            wh = await wormhole.create(mailbox, WATCH_APPID)
+        except wormhole.WormholeError as e:
+            log(f"no watch code to read aloud: {e}; the watch code above still works")
+            return
+        show(wh.code)
+        try:
+            async with wh:
+                await wh.exchange(watch_code.encode(), timeout=None)
+        except wormhole.WormholeError as e:
+            log(f"a watch code read aloud was not used: {e}; here is another")
+
+
+async def fetch_watch_code(mailbox: str, code: str) -> str:
+    """The watcher's side of ``basilica watch --code``: the watch code the host hands over."""
+    wormhole = _wormhole()
+    try:
+        wh = await wormhole.join(mailbox, WATCH_APPID, code)
+        async with wh:
+            return (await wh.exchange(b"", timeout=EXCHANGE_TIME)).decode("ascii", "replace")
+    except (wormhole.WormholeError, ValueError) as e:
+        raise CodeFailed(f"the code: {e}") from None
 
 
 async def join_with_code(code: str, me: Identity, options: InternetOptions, coded: CodeOptions, now: int,
