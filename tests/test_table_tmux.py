@@ -132,6 +132,9 @@ def app_turn(p: Pane, again: list[str], chat: list[str]) -> bool:
         keys(p, "Escape")
     elif "Another game?" in screen:
         keys(p, again.pop(0) if again else "q")
+        # Answered: the question stays on the screen until the next game (or the end) comes,
+        # and must not be answered twice.
+        p.wait(lambda s: "Another game?" not in s or "EXIT=" in s, "the answer taken", timeout=60)
     elif "You to decide" in screen:
         if chat:  # a line first; the decision at the next look
             keys(p, "t")
