@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from ..engine import Options, default_manifest
+from ._network import _net_seed
 from ..schemes import COMMIT_REVEAL
 
 
@@ -44,10 +45,6 @@ def _rss_kb() -> int:
 def _percentile(values: list[float], q: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))] if ordered else 0.0
-
-
-def _seed(k: int, role: str) -> int:
-    return 7919 * k + (1 if role == "host" else 2)
 
 
 # --- the processes -------------------------------------------------------------------------------
@@ -86,7 +83,7 @@ def _joiner(port: int, home: str, flood: float) -> None:
             self._stop.set()
 
     def agent_for(k: int) -> Any:
-        bot = make_bot("greedy", manifest, _seed(k, "join"))
+        bot = make_bot("greedy", manifest, _net_seed(k, "join"))
         return Flooder(bot) if flood else bot
 
     config = PeerConfig(me, Settings(Options(), manifest, COMMIT_REVEAL), agent_for, Path(home) / "join", None,
@@ -168,7 +165,7 @@ def _host(games: int, watchers: int, flood: float, check: bool, out: Any) -> Non
             chat[0] += sum(1 for raw in read_replay(report.replay).records if is_chat(raw))
 
         config = PeerConfig(me, Settings(Options(), manifest, COMMIT_REVEAL),
-                            lambda k: make_bot("greedy", manifest, _seed(k, "host")), home / "host", None, Timeouts(),
+                            lambda k: make_bot("greedy", manifest, _net_seed(k, "host")), home / "host", None, Timeouts(),
                             games + 1, on_game=on_game, round_trips=round_trips)
         config.chat = bool(flood)
         hub = WatchHub(me, max(1, watchers)) if watchers else None
