@@ -13,6 +13,7 @@ blocks; :meth:`ObservationEncoder.layout` gives their offsets and shapes.
 from __future__ import annotations
 
 from array import array
+from bisect import bisect_right
 from dataclasses import dataclass, field
 from itertools import compress
 from operator import is_not, ne
@@ -162,17 +163,21 @@ class ObservationEncoder:
             now = dict(obs.vaults)
             before = seat.vault_faces
             table = self._vault_cells
-            for c, f in before.items():
-                if now.get(c) is not f:
-                    gone.append(seen[f.tile])
-                    if c < cells:
-                        for i in table[f.colors + 16 * f.crown][c]:
-                            a[i] = 0.0
-            for c, f in now.items():
-                if before.get(c) is not f:
-                    came.append(seen[f.tile])
-                    if c < cells:  # cells beyond the table's rows are left out (docs/rl.md, "Limits")
-                        ones.extend(table[f.colors + 16 * f.crown][c])
+            had = before.get
+            new = [(c, f) for c, f in obs.vaults if had(c) is not f]
+            # Tiles are only ever added to the cathedral in most games: when every cell it had
+            # keeps its face, the cells unchanged are all of ``before``, and nothing went.
+            if len(before) != len(now) - len(new):
+                for c, f in before.items():
+                    if now.get(c) is not f:
+                        gone.append(seen[f.tile])
+                        if c < cells:
+                            for i in table[f.colors + 16 * f.crown][c]:
+                                a[i] = 0.0
+            for c, f in new:
+                came.append(seen[f.tile])
+                if c < cells:  # cells beyond the table's rows are left out (docs/rl.md, "Limits")
+                    ones.extend(table[f.colors + 16 * f.crown][c])
             seat.vault_faces = now
         if old is None or obs.scaffold != old.scaffold or obs.glass != old.glass or obs.altars != old.altars:
             clear(5 * cells, 8 * cells)
@@ -202,10 +207,12 @@ class ObservationEncoder:
         before_market = old.market if old else none3
         if any(map(is_not, obs.market, before_market)):
             self._faces(a, blocks["market"][0], VAULT, obs.market, before_market)
-            market_seen = [seen[vf.tile] for vf in obs.market if vf is not None]
-            gone.extend(seat.market_seen)
-            came.extend(market_seen)
-            seat.market_seen = market_seen
+            for f, g in zip(obs.market, before_market):  # a space's tile counts while it shows there
+                if f is not g:
+                    if g is not None:
+                        gone.append(seen[g.tile])
+                    if f is not None:
+                        came.append(seen[f.tile])
         before_orders = old.orders if old else none3
         if any(map(is_not, obs.orders, before_orders)):
             self._faces(a, blocks["orders"][0], FACE, obs.orders, before_orders)
@@ -272,14 +279,15 @@ class ObservationEncoder:
                 a[i] = 1.0
 
         them = 1 - me
-        nxt = [s for s in obs.crown_spaces if s > obs.pawn]
+        spaces = obs.crown_spaces  # strictly increasing (the manifest's rule): the next is found by bisection
+        k = bisect_right(spaces, obs.pawn)
         values = (
             obs.ruleset == "portal2022", obs.festum, obs.festum_removal, obs.to_move == me, obs.active == me,
             obs.over, obs.actions_taken == 0, obs.actions_taken == 1, obs.actions_taken == 2,
             obs.scores[me], obs.scores[them], obs.scores[me] - obs.scores[them], obs.coins[me], obs.coins[them],
             obs.supply[me], obs.supply[them], obs.tokens[me], obs.tokens[them], obs.altar_supply,
             obs.stack_size, obs.stack_size == 0, obs.reshuffles > 0, obs.out_count,
-            obs.pawn, (nxt[0] - obs.pawn) if nxt else 0, obs.scorings, obs.turn, len(obs.discard),
+            obs.pawn, spaces[k] - obs.pawn if k < len(spaces) else 0, obs.scorings, obs.turn, len(obs.discard),
             obs.my_jester_choice is not None, obs.other_jester_committed,
         )
         # Only the scalars that changed, divided in double and rounded to float32 as the array
@@ -367,10 +375,10 @@ _TENTHS = _tenths(200).tolist()  # more than any manifest's tiles; exact float32
 class _Seat:
     """One player's last encoded observation, its vector (zeros before the first), and what
     the vector was built from: the vault face of each cell, how many places show each tile
-    seen (and the tiles of the market and of the discard pile), and the count of discarded
+    seen (and the tiles of the discard pile), and the count of discarded
     orders by order and paid mark."""
 
-    __slots__ = ("obs", "values", "view", "_mv", "_zeros", "vault_faces", "seen", "market_seen", "discard_seen",
+    __slots__ = ("obs", "values", "view", "_mv", "_zeros", "vault_faces", "seen", "discard_seen",
                  "counts", "scalars")
 
     def __init__(self, size: int, order_kinds: int) -> None:
@@ -381,7 +389,6 @@ class _Seat:
         self._zeros = memoryview(array("f", bytes(4 * size)))
         self.vault_faces: dict[int, VaultFace] = {}
         self.seen: dict[int, int] = {}  # tile-seen index: how many places show that tile now
-        self.market_seen: list[int] = []
         self.discard_seen: list[int] = []
         self.counts = [0] * order_kinds
         self.scalars: tuple[float | int | bool, ...] | None = None  # the scalars' values before scaling
