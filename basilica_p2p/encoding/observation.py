@@ -207,12 +207,12 @@ class ObservationEncoder:
         before_market = old.market if old else none3
         if any(map(is_not, obs.market, before_market)):
             self._faces(a, blocks["market"][0], VAULT, obs.market, before_market)
-            for f, g in zip(obs.market, before_market):  # a space's tile counts while it shows there
-                if f is not g:
-                    if g is not None:
-                        gone.append(seen[g.tile])
-                    if f is not None:
-                        came.append(seen[f.tile])
+            for shown, was in zip(obs.market, before_market):  # a space's tile counts while it shows there
+                if shown is not was:
+                    if was is not None:
+                        gone.append(seen[was.tile])
+                    if shown is not None:
+                        came.append(seen[shown.tile])
         before_orders = old.orders if old else none3
         if any(map(is_not, obs.orders, before_orders)):
             self._faces(a, blocks["orders"][0], FACE, obs.orders, before_orders)
