@@ -170,6 +170,53 @@ async def test_a_watcher_that_falls_behind_is_let_go_and_publishing_never_waits(
     assert len(hub.records) == 200
 
 
+class WakesFromPublishing(trio.abc.Instrument):
+    """Counts the times a record handed to the hub made a watcher's task runnable."""
+
+    def __init__(self) -> None:
+        self.publishing = False
+        self.woken = 0
+
+    def task_scheduled(self, task: trio.lowlevel.Task) -> None:
+        if self.publishing and task.name.endswith("WatchHub._feed"):
+            self.woken += 1
+
+
+@pytest.mark.trio
+async def test_records_of_a_game_under_way_wake_no_watchers_task_and_go_in_batches(
+        autojump_clock: trio.testing.MockClock) -> None:
+    """The host's game goes from a record to its next message with no watcher's task in between:
+    while records keep coming, each watcher's task wakes on its tick only (net/watch.py)."""
+    hub = WatchHub(ALICE, 8)
+    hub.begin(b"header", [])
+    framed, _ = await knock(hub, hub.secret)
+    await wait_for(lambda: hub.watchers, "the watcher admitted")
+    got: list[bytes] = []
+
+    async def read() -> None:
+        while True:
+            frame = await framed.receive()
+            if frame.kind == ENVELOPE:
+                got.append(frame.body)
+
+    spy = WakesFromPublishing()
+    trio.lowlevel.add_instrument(spy)
+    try:
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(read)
+            for n in range(100):  # a bot's game: a record every 10 ms for a second
+                spy.publishing = True
+                hub.publish(bytes([n]) * 50)
+                spy.publishing = False
+                await trio.sleep(0.01)
+            await wait_for(lambda: len(got) == 100, "every record")
+            nursery.cancel_scope.cancel()
+    finally:
+        trio.lowlevel.remove_instrument(spy)
+    assert got == [bytes([n]) * 50 for n in range(100)]
+    assert spy.woken <= 1  # at most the first record, had it come after a tick with nothing to send
+
+
 @pytest.mark.trio
 async def test_a_watcher_that_sends_anything_but_keepalives_is_let_go() -> None:
     hub = WatchHub(ALICE, 8)

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import math
 import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -42,9 +43,9 @@ PING_EVERY = 5.0  # the host's keepalive to each watcher
 IDLE = 30.0  # a host silent this long is gone (for the watcher)
 WATCH_TTL = 24 * 3600  # a watch code's life
 FRAME_TIME = 10.0  # seconds a watcher has to take one frame
-# Records go to a watcher in batches, this often: one write per watcher now and then rather than
-# one per record, so that the host's work for its watchers seldom falls between a player's move
-# and its answer (python -m basilica_p2p.bench watchers).
+# Records go to a watcher in batches, on ticks this far apart: one write per watcher now and then
+# rather than one per record, so that the host's work for its watchers seldom falls between a
+# player's move and its answer (python -m basilica_p2p.bench watchers).
 BATCH_EVERY = 0.1
 BATCH_BYTES = 256 * 1024
 
@@ -216,21 +217,43 @@ class WatchHub:
 
     async def _feed(self, framed: FramedStream, frames: trio.MemoryReceiveChannel[tuple[int, bytes]],
                     w: _Watcher) -> None:
-        async for first in frames:
-            await trio.sleep(self.batch_every)
-            batch, size = [first], len(first[1])
+        """What came for ``w``, in one write a tick (every :attr:`batch_every` seconds, on the
+        same ticks for every watcher).  While records keep coming this task sleeps on the clock,
+        not on its queue: a record handed over wakes no watcher's task, so the host's game goes
+        from its record to its next message with none of them in between.  Only a record after a
+        tick with nothing to send is waited for on the queue (a game between people, or none)."""
+        idle = True
+        while True:
+            batch: list[tuple[int, bytes]] = []
+            if idle:
+                try:
+                    batch.append(await frames.receive())
+                except trio.EndOfChannel:
+                    break
+            # The next tick after now; a hair of slack, so that a float a hair below a tick just
+            # slept to (0.3 // 0.1 is 2.0) does not name that tick again.
+            tick = math.floor(trio.current_time() / self.batch_every + 1e-6) + 1
+            await trio.sleep_until(tick * self.batch_every)
+            size, ended = sum(len(body) for _, body in batch), False
             while size < BATCH_BYTES:
                 try:
                     item = frames.receive_nowait()
-                except (trio.WouldBlock, trio.EndOfChannel):
+                except trio.WouldBlock:
+                    break
+                except trio.EndOfChannel:
+                    ended = True
                     break
                 batch.append(item)
                 size += len(item[1])
-            try:
-                await framed.send_many(batch)
-            except (PeerClosed, PeerTimeout) as e:
-                self._drop(w, "", f"{w.name} stopped watching ({e})")
-                return
+            idle = not batch
+            if batch:
+                try:
+                    await framed.send_many(batch)
+                except (PeerClosed, PeerTimeout) as e:
+                    self._drop(w, "", f"{w.name} stopped watching ({e})")
+                    return
+            if ended:
+                break
         # The host finished: everything handed over (the goodbye last).
         if w in self.watchers:
             self.watchers.remove(w)
