@@ -43,7 +43,7 @@ from .connection import (
 )
 from .framing import PeerBye, PeerClosed, PeerTimeout
 from .ledger import GameLedger, LedgerError
-from .known_peers import KnownPeers, PeerKeyMismatch
+from ..known_peers import KnownPeers, PeerKeyMismatch
 from .side import Side, protected, sidecar_path
 
 

@@ -62,7 +62,7 @@ from .framing import PeerClosed, PeerTimeout
 from ..replay import Header
 from .handshake import Settings, differences, handshake, hello_body
 from .ledger import GameLedger
-from .known_peers import KnownPeers
+from ..known_peers import KnownPeers
 from .watch import WatchHub
 from .presence import (
     Presence,
