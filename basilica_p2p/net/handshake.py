@@ -27,7 +27,8 @@ from ..referee import GENESIS, GameSpec
 from ..schemes import HIDDEN_DEAL
 from ..replay import Header, ReplayWriter
 from ..seat import Refused as SeatRefused
-from ..seat import Seat, SeatSecrets, printable
+from ..printable import printable
+from ..seat import Seat, SeatSecrets
 from ..seat import hello_body as seat_hello_body
 from ..wire import Envelope, HelloBody, ProtocolError, body_of, open_envelope, seal
 from .chat import is_chat

@@ -40,9 +40,9 @@ from ..seat import (
     StepKind,
     TimeWarning,
     Watching,
-    printable,
 )
 from ..seat import Refused as SeatRefused
+from ..printable import printable
 from ..wire import ProtocolError, open_envelope, signed_by
 from .chat import Chat, is_chat, listen_while_deciding
 from .connection import (

@@ -34,6 +34,7 @@ from .. import __version__
 from ..clock import Clocks, Limits, TimeControl
 from ..engine import Action, Game, Manifest, Observation, Options, format_action, observe
 from ..identity import Identity
+from ..printable import printable
 from ..referee import GameSpec, Outcome, Referee, protocol_of
 from ..schemes import HIDDEN_DEAL
 from ..wire import (
@@ -614,10 +615,3 @@ class Seat:
 
     def _observe(self, g: Game) -> Observation | None:
         return observe(g, self._reader) if self._views else None
-
-
-def printable(text: object, limit: int = 300) -> str:
-    """A peer's words, safe to print: no terminal control characters, bounded length."""
-    if not isinstance(text, str):
-        return "?"
-    return "".join(ch if ch.isprintable() else "?" for ch in text[:limit])
