@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, cast, runtime_checkable
 
 from .engine import Action, Manifest, Observation, format_action
+from .printable import cut, printable
 
 if TYPE_CHECKING:
     from .seat import Ask, SeatEvent, Series
@@ -170,15 +171,9 @@ class BotFailed(Exception):
         return cut(text, REASON_LIMIT)
 
 
-def cut(text: str, limit: int) -> str:
-    return text if len(text) <= limit else text[: limit - 3] + "..."
-
-
 def shown_quoted(text: object, limit: int = 60) -> str:
     """A bot's words, quoted, printable and short."""
-    s = text if isinstance(text, str) else repr(text)
-    s = "".join(ch if ch.isprintable() else "?" for ch in s)
-    return "'" + cut(s, limit) + "'"
+    return "'" + printable(text if isinstance(text, str) else repr(text), limit, dots=True) + "'"
 
 
 class Bot(Protocol):

@@ -19,8 +19,6 @@ and raises :class:`~basilica_p2p.wire.ProtocolError` with one line.
 
 from __future__ import annotations
 
-from typing import Any
-
 from .deal import DealError, DealRecord, Deck, DeckDeal, audit, hash_deck
 from .dealer import Card, Dealer
 from .engine import Manifest, Options
@@ -59,7 +57,7 @@ class DealTable:
         """Who sends the next deal step: player 1 (0), then 2 (1), then 1."""
         return 1 if self.step == 1 else 0
 
-    def make_deal(self) -> dict[str, Any]:
+    def make_deal(self) -> DealBody:
         """Our next deal step's body (a live side only)."""
         return {"decks": [self.machines[d].make() for d in self.dealing]}
 
@@ -106,7 +104,7 @@ class DealTable:
         self.round = cards
         self.given = []
 
-    def make_shares(self) -> dict[str, Any]:
+    def make_shares(self) -> SharesBody:
         """Our shares for the cards of this round (a live side only)."""
         return {"shares": [[c.deck, c.position, self.machines[c.deck].my_share(c.position)] for c in self.round]}
 

@@ -7,7 +7,7 @@ their own home.  Inside it::
 
     identity.key      the private key (PKCS#8 PEM, file mode 0600)
     identity.json     {"name": ..., "public": hex} (0600)
-    known_peers.json  see net/known_peers.py (0600)
+    known_peers.json  see known_peers.py (0600)
     local/p1.key ...  the two identities of local matches, made on first use
     replays/          the default replay directory
 

@@ -12,6 +12,8 @@ import hashlib
 import json
 import os
 import stat
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -23,7 +25,7 @@ from basilica_p2p.fingerprint_words import fingerprint_words
 from basilica_p2p import safefile
 from basilica_p2p.identity import create_identity, fingerprint, rename_identity
 from basilica_p2p.names import look_alike, quoted_name, skeletons
-from basilica_p2p.net.known_peers import FILE, KnownPeers, PeerKeyMismatch
+from basilica_p2p.known_peers import FILE, KnownPeers, PeerKeyMismatch
 from basilica_p2p.net.session import PeerGone, Refused
 
 from support.net_harness import ALICE, BOB, config, host_and_join, ident, reports, settings
@@ -173,6 +175,18 @@ def test_id_show_and_peers_list_show_the_words(tmp_path: Path) -> None:
     KnownPeers(home).check("bob", BOB.public)
     listed = cli(home, "peers", "list").output
     assert fingerprint(BOB.public) in listed and " ".join(independent_words(BOB.public)) in listed
+
+
+def test_the_peers_commands_load_no_networking(tmp_path: Path) -> None:
+    # The address book of peers' keys is read by `basilica peers ...` on its own: reaching it
+    # through the network package ran all of net/ (and trio) first, some 0.2 s a command.
+    code = ("import sys; from basilica_p2p.cli import main; sys.argv = ['basilica', 'peers', 'list']\n"
+            "try:\n    main()\nexcept SystemExit:\n    pass\n"
+            "print(sorted(m for m in sys.modules if m == 'trio' or m.startswith('basilica_p2p.net')))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
+                         env={**os.environ, "BASILICA_HOME": str(tmp_path)})
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.splitlines() == ["no known peers yet", "[]"]
 
 
 def test_known_keys_have_known_words() -> None:

@@ -27,7 +27,7 @@ from basilica_p2p.engine import default_manifest, reconstruct_default
 from basilica_p2p.identity import Identity, fingerprint
 from basilica_p2p.net.framing import ENVELOPE, PeerClosed
 from basilica_p2p.net.peer import play_games
-from basilica_p2p.net.known_peers import KnownPeers
+from basilica_p2p.known_peers import KnownPeers
 from basilica_p2p.net.session import GameReport, PeerGone, PeerRefused, Refused, Settings, Timeouts
 from basilica_p2p.replay.verify import verify_file
 from basilica_p2p.seat import GameStarted, SeatEvent

@@ -25,7 +25,8 @@ import weakref
 from collections.abc import Sequence
 from typing import IO, Any
 
-from ..agent import BotFailed, bot_label, cut, shown_quoted
+from ..agent import BotFailed, bot_label, shown_quoted
+from ..printable import cut, printable
 from ..engine import Action, NotationError, Observation, format_action, parse_action
 from .process import MAX_LINE, BotProcess, Read, parse_command
 
@@ -82,7 +83,7 @@ def public_label(bot: object) -> str:
         if not interpreter(name):
             break
         program = name
-    return "cmd:" + ("".join(ch for ch in program if ch.isprintable())[:40] or "bot")
+    return "cmd:" + (printable(program, 40, bad="") or "bot")
 
 
 def _env_seconds(name: str, default: float) -> float:
@@ -186,7 +187,7 @@ class ExternalBot:
         for w in words[3:]:
             key, _, value = w.partition("=")
             if key == "name" and value:
-                self.name = "".join(ch for ch in value if ch.isprintable())[:40] or self.name
+                self.name = printable(value, 40, bad="") or self.name
         return child
 
     def close(self) -> None:

@@ -183,7 +183,7 @@ def report_line(number: int, r, me_name: str) -> str:
     names = [me_name, r.peer] if r.seat == 0 else [r.peer, me_name]
     sides = [f"{n} (player {k + 1}{', you' if k == r.seat else ''})" for k, n in enumerate(names)]
     if o.end == "forfeit":
-        from ..seat import printable
+        from ..printable import printable
 
         loser = me_name if o.winner != r.seat else r.peer
         why = f" ({printable(loser, 64)}: {printable(o.reason, 200)})" if o.reason else ""

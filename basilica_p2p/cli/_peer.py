@@ -49,7 +49,8 @@ def _net_options(options: NetOptions, ctx: typer.Context, role: str, games: int 
     from ..bots import BotSpecError, close_bot, make_bot
     from ..engine import Options
     from ..identity import IdentityError, local_identity
-    from ..net import GameLedger, KnownPeers, PeerConfig, Settings, WatchHub
+    from ..known_peers import KnownPeers
+    from ..net import GameLedger, PeerConfig, Settings, WatchHub
     from ..lineclient import TerminalPlayer
 
     bot, manifest, shuffle, timeouts = options.bot, options.manifest, options.shuffle, options.timeouts

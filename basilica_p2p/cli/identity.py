@@ -93,7 +93,7 @@ def peers_list(ctx: typer.Context) -> None:
     from ..fingerprint_words import fingerprint_words
     from ..identity import fingerprint
     from ..names import quoted_name
-    from ..net import KnownPeers, PeerKeyMismatch
+    from ..known_peers import KnownPeers, PeerKeyMismatch
 
     try:
         data = KnownPeers(home_of(ctx)).load()
@@ -119,7 +119,7 @@ def peers_trust(
     """
     from ..fingerprint_words import key_for_people
     from ..names import quoted_name
-    from ..net import KnownPeers, PeerKeyMismatch
+    from ..known_peers import KnownPeers, PeerKeyMismatch
 
     try:
         raw = bytes.fromhex(key)
@@ -142,7 +142,7 @@ def peers_trust(
 def peers_forget(ctx: typer.Context, name: str = typer.Argument(..., help="The peer's name.")) -> None:
     """Forget a peer, and any known name that looks the same; its key is learned again on the next contact."""
     from ..names import quoted_name
-    from ..net import KnownPeers, PeerKeyMismatch
+    from ..known_peers import KnownPeers, PeerKeyMismatch
 
     try:
         gone = KnownPeers(home_of(ctx)).forget(name)

@@ -33,7 +33,7 @@ what the machine is made of, and what the audit recomputes.
 
 from ._audit import DealRecord, Share, audit
 from ._curve import hash_to_card
-from ._deal import KEY, REKEY, SHUFFLE, DealMessage, key, open_card, parse_message, parse_share, rekey, share, shuffle
+from ._deal import KEY, REKEY, SHUFFLE, DealMessage, DeckStep, key, open_card, parse_message, parse_share, rekey, share, shuffle
 from ._deck import FACE_SEPARATOR, MAX_CARDS, Deck, HashedDeck, Layout, hash_deck, layout, subdeck_id
 from ._errors import (CardOpenedTwice, DealError, FalseShare, InvalidDeck, MalformedValue, NotACard, NotOnCurve,
                       OutOfOrder, RepeatedCard, WrongCardCount)
@@ -42,7 +42,7 @@ from ._machine import DeckDeal
 
 __all__ = [
     "FACE_SEPARATOR", "KEY", "MAX_CARDS", "REKEY", "SHUFFLE", "CardOpenedTwice", "DealError", "DealMessage",
-    "DealRecord",
+    "DealRecord", "DeckStep",
     "Deck", "DeckDeal", "DeckKeys", "FalseShare", "HashedDeck", "InvalidDeck", "Layout", "MalformedValue",
     "NotACard", "NotOnCurve", "OutOfOrder", "RepeatedCard", "Share", "WrongCardCount", "audit", "deck_keys",
     "hash_deck", "hash_to_card", "key", "layout", "open_card", "parse_message", "parse_share", "rekey", "share",

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypedDict
 
 from ._curve import N, inverse, key_commitment, load, multiply, private
 from ._deck import HashedDeck
@@ -14,6 +14,19 @@ SHUFFLE, KEY, REKEY = 1, 2, 3
 STEP_NAMES = {SHUFFLE: "shuffle", KEY: "key", REKEY: "rekey"}
 SENDER = {SHUFFLE: 1, KEY: 2, REKEY: 1}
 FIELDS = {SHUFFLE: ("deck", "cards"), KEY: ("deck", "cards", "keys"), REKEY: ("deck", "cards", "keys")}
+
+
+class _DeckStepFields(TypedDict):
+    deck: str
+    cards: list[bytes]
+
+
+# Not NotRequired[...]: under `from __future__ import annotations` Python 3.11 counts such a
+# field as required at run time; a total=False subclass says it either way.
+class DeckStep(_DeckStepFields, total=False):
+    """A deal message as it travels, one deck's entry of a ``deal`` body (DEAL-FORMAT.md §6)."""
+
+    keys: list[bytes]  # steps 2 and 3 only
 
 
 @dataclass(frozen=True)
@@ -35,9 +48,9 @@ class DealMessage:
     def sender(self) -> int:
         return SENDER[self.step]
 
-    def to_value(self) -> dict[str, Any]:
+    def to_value(self) -> DeckStep:
         """The msgpack-able body: ``{"deck": str, "cards": [bin32...]}`` plus ``"keys": [bin32...]`` after step 1."""
-        value: dict[str, Any] = {"deck": self.deck_id, "cards": list(self.cards)}
+        value = DeckStep(deck=self.deck_id, cards=list(self.cards))
         if self.step != SHUFFLE:
             value["keys"] = list(self.keys)
         return value

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from types import MappingProxyType
-from typing import Any
 
-from ._deal import KEY, REKEY, SENDER, STEP_NAMES, DealMessage, _check_position, check_share, \
+from ._deal import KEY, REKEY, SENDER, STEP_NAMES, DealMessage, DeckStep, _check_position, check_share, \
     check_secret, key, open_checked, parse_message, parse_share, rekey, share, shuffle
 from ._audit import Share
 from ._deck import HashedDeck
@@ -64,7 +63,7 @@ class DeckDeal:
         """Position -> label of every position opened so far."""
         return MappingProxyType(self._opened)
 
-    def make(self) -> dict[str, Any]:
+    def make(self) -> DeckStep:
         """Write this player's next deal message (recorded here as sent) and return its value to sign and send."""
         msg = self.remake()
         self._messages.append(msg)

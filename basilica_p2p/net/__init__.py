@@ -16,7 +16,8 @@ The modules, by what a game needs of them:
   (side.py), a peer that went away (presence.py) and meeting it again (rejoin.py),
   finishing a game after a crash (resume.py); peer.py plays the games of one
   connection, demo.py a whole game on loopback;
-- remembered: the keys of known peers (known_peers.py), the game ids signed (ledger.py).
+- remembered: the game ids signed (ledger.py); the keys of known peers are the package's
+  known_peers.py, an address book that needs no networking.
 
 Everything the rest of the package uses is re-exported here, but for the two
 functions named like their module (``dial``, ``resume``): re-exported, either would
@@ -39,7 +40,6 @@ from .invite_meeting import (MAPPING_PROTOCOLS, Companion, Door, InternetOptions
                       reply_reader, seated_play)
 from .ledger import GameLedger, LedgerError
 from .peer import PeerConfig, host, join, play_games
-from .known_peers import KnownPeers, PeerKeyMismatch
 from .presence import Presence
 from .rejoin import Rendezvous
 from .session import GameReport, Watch, continue_game, play_one_game
@@ -53,8 +53,8 @@ from .watch import relay_key as watch_relay_key
 __all__ = [
     "DEFAULT_SERVERS", "MAPPING_PROTOCOLS", "PUBLIC_MAILBOX", "PUBLIC_RELAY", "SYMMETRIC", "Admitted", "BadHello",
     "Candidate", "Chat", "CodeFailed", "CodeOptions", "Companion", "Connection", "DialTimes", "Dialed", "Door", "GameLedger", "GameReport",
-    "GateClosed", "GateLimits", "InternetOptions", "Invite", "InviteError", "KnownPeers", "LedgerError",
-    "ManInTheMiddle", "Mapped", "NoGameStarted", "NoPath", "PeerConfig", "PeerGone", "PeerKeyMismatch", "Presence",
+    "GateClosed", "GateLimits", "InternetOptions", "Invite", "InviteError", "LedgerError",
+    "ManInTheMiddle", "Mapped", "NoGameStarted", "NoPath", "PeerConfig", "PeerGone", "Presence",
     "RelayError", "Rendezvous", "Reply", "SessionError", "Settings", "Side", "Timeouts", "Watch", "WatchCode", "WatchError", "WatchHub",
     "Watched", "admit", "check_reply",
     "continue_game", "counted", "describe_path", "fetch_watch_code", "format_invite", "format_reply", "format_watch", "forget_session", "hand_out_watch_codes", "host",

@@ -17,7 +17,8 @@ from collections.abc import Callable
 import trio
 
 from ..agent import Agent
-from ..seat import AgainOffered, SeatEvent, Series, printable
+from ..printable import printable
+from ..seat import AgainOffered, SeatEvent, Series
 from .chat import Chat
 from .connection import Connection, SessionError
 from .session import GameReport

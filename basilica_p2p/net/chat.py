@@ -20,7 +20,8 @@ from dataclasses import dataclass, field
 import trio
 
 from ..agent import Agent
-from ..seat import Accepted, SeatEvent, StepKind, printable
+from ..printable import printable
+from ..seat import Accepted, SeatEvent, StepKind
 from ..wire import CHAT_TEXT, ProtocolError, as_text, decode
 from .connection import Connection, PeerGone, SessionError
 from .framing import PeerClosed, PeerTimeout

@@ -16,7 +16,7 @@ from typing import Any, TypeVar
 
 import trio
 
-from ..seat import printable
+from ..printable import printable
 from ..wire import ProtocolError
 from .framing import (
     AGAIN_OFFER,

@@ -20,7 +20,7 @@ from ..engine import Observation, Options, default_manifest, format_action
 from ..identity import local_identity
 from ..net.peer import PeerConfig, host, join
 from ..net.ledger import GameLedger
-from ..net.known_peers import KnownPeers
+from ..known_peers import KnownPeers
 from ..net.session import GameReport, Settings, Timeouts, Watch
 from ..render import LEGEND, render_scoring, render_view
 from ..seat import MoveApplied, Scored, SeatEvent

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 import trio
 
 from ..identity import Identity, fingerprint
-from .session import printable
+from ..printable import printable
 from ..wire import ProtocolError
 from .framing import CONTROL, FramedStream, PeerClosed, PeerTimeout
 from .gate import challenge_signature_ok, describe_path

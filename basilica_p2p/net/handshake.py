@@ -27,9 +27,10 @@ from ..referee import GENESIS, GameSpec
 from ..schemes import HIDDEN_DEAL
 from ..replay import Header, ReplayWriter
 from ..seat import Refused as SeatRefused
-from ..seat import Seat, SeatSecrets, printable
+from ..printable import printable
+from ..seat import Seat, SeatSecrets
 from ..seat import hello_body as seat_hello_body
-from ..wire import Envelope, ProtocolError, open_envelope, seal
+from ..wire import Envelope, HelloBody, ProtocolError, body_of, open_envelope, seal
 from .chat import is_chat
 from .connection import (
     BadHello,
@@ -43,7 +44,7 @@ from .connection import (
 )
 from .framing import PeerBye, PeerClosed, PeerTimeout
 from .ledger import GameLedger, LedgerError
-from .known_peers import KnownPeers, PeerKeyMismatch
+from ..known_peers import KnownPeers, PeerKeyMismatch
 from .side import Side, protected, sidecar_path
 
 
@@ -64,12 +65,12 @@ class Settings:
         return (self.limits or Limits()).for_clock(self.clock)
 
 
-def hello_body(me: Identity, settings: Settings) -> dict[str, Any]:
+def hello_body(me: Identity, settings: Settings) -> HelloBody:
     return seat_hello_body(me.name, settings.options, settings.manifest, settings.shuffle, settings.clock,
                            settings.agreed_limits())
 
 
-def differences(ours: dict[str, Any], theirs: dict[str, Any]) -> list[str]:
+def differences(ours: HelloBody, theirs: HelloBody) -> list[str]:
     """What must agree between two hellos and does not, in words that read the same on both sides."""
     def show(v: Any) -> str:
         if isinstance(v, bool):
@@ -81,15 +82,20 @@ def differences(ours: dict[str, Any], theirs: dict[str, Any]) -> list[str]:
     out = []
     clocks = ("clock", "clock (--clock)")
     limits = ("limits", "limits (--window, --move-time)")
+    # The fields as compared and shown: a clock or limits that differ, in words.
+    mine_shown: dict[str, object] = dict(ours)
+    theirs_shown: dict[str, object] = dict(theirs)
     if ours.get("clock") != theirs.get("clock"):
         # A hello with a clock is protocol 2: say what differs, not the version it implies.
-        ours, theirs = ({**h, "protocol": 0, "clock": _clock_words(h.get("clock"))} for h in (ours, theirs))
+        mine_shown, theirs_shown = ({**h, "protocol": 0, "clock": _clock_words(h.get("clock"))}
+                                    for h in (mine_shown, theirs_shown))
     if ours.get("limits") != theirs.get("limits"):
-        ours, theirs = ({**h, "limits": _limits_words(h.get("limits"))} for h in (ours, theirs))
+        mine_shown, theirs_shown = ({**h, "limits": _limits_words(h.get("limits"))}
+                                    for h in (mine_shown, theirs_shown))
     for key, label in (("protocol", "protocol version"), ("ruleset", "ruleset"), ("festum", "festum expansion"),
                        ("removal", "festum removal of 6 tiles"), ("manifest", "manifest"),
                        ("shuffle", "shuffle scheme"), clocks, limits):
-        a, b = ours.get(key), theirs.get(key)
+        a, b = mine_shown.get(key), theirs_shown.get(key)
         if a != b:
             out.append(f"{label}: {printable(ours['name'], 64)} has {show(a)}, "
                        f"{printable(theirs['name'], 64)} has {show(b)}")
@@ -132,11 +138,11 @@ async def handshake(
             await conn.send_envelope(first.raw)
             second = open_envelope(await _hello(conn, deadline))
             _check_hello(second, game, 1, first.hash)
-            theirs = second.body
+            theirs = body_of(second, "hello")
         else:
             first = open_envelope(await _hello(conn, deadline))
             _check_hello(first, first.game, 0, GENESIS)
-            theirs = first.body
+            theirs = body_of(first, "hello")
             game = first.game
             took = await _take_hosts_settings(conn, settings, theirs)
             if took != settings:
@@ -224,7 +230,7 @@ async def handshake(
     return side, theirs["name"]
 
 
-async def _take_hosts_settings(conn: Connection, settings: Settings, theirs: dict[str, Any]) -> Settings:
+async def _take_hosts_settings(conn: Connection, settings: Settings, theirs: HelloBody) -> Settings:
     """Player 2 takes the host's clock (--clock) and limits (--window, --move-time) when it asked for none."""
     what = "an impossible clock"
     try:

@@ -20,7 +20,7 @@ from .again import counted, play_again
 from .watch import WatchHub
 from .framing import FramedStream, PeerBye, PeerClosed, PeerTimeout
 from .ledger import GameLedger
-from .known_peers import KnownPeers
+from ..known_peers import KnownPeers
 from .session import (
     BadHello,
     Connection,

@@ -20,7 +20,8 @@ import trio
 
 from ..clock import DEFAULT_WINDOW
 from ..referee import GameSpec
-from ..seat import Late, PeerAway, PeerBack, SeatEvent, Step, StepKind, printable
+from ..printable import printable
+from ..seat import Late, PeerAway, PeerBack, SeatEvent, Step, StepKind
 from .connection import Connection, PeerGone, PeerMisbehaved, Refused, Timeouts
 from .framing import close_quietly
 from .rejoin import Reach, Rendezvous, reach

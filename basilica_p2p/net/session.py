@@ -40,9 +40,9 @@ from ..seat import (
     StepKind,
     TimeWarning,
     Watching,
-    printable,
 )
 from ..seat import Refused as SeatRefused
+from ..printable import printable
 from ..wire import ProtocolError, open_envelope, signed_by
 from .chat import Chat, is_chat, listen_while_deciding
 from .connection import (
@@ -62,7 +62,7 @@ from .framing import PeerClosed, PeerTimeout
 from ..replay import Header
 from .handshake import Settings, differences, handshake, hello_body
 from .ledger import GameLedger
-from .known_peers import KnownPeers
+from ..known_peers import KnownPeers
 from .watch import WatchHub
 from .presence import (
     Presence,

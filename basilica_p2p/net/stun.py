@@ -30,6 +30,8 @@ from dataclasses import dataclass
 
 import trio
 
+from ..printable import printable
+
 MAGIC = 0x2112A442
 BINDING_REQUEST = 0x0001
 BINDING_SUCCESS = 0x0101
@@ -182,7 +184,7 @@ def _error_line(value: bytes | None) -> str:
         raise StunError("STUN error response without a readable ERROR-CODE")
     code = (value[2] & 0x07) * 100 + value[3]
     reason = value[4:].decode("utf-8", "replace")
-    reason = "".join(c for c in reason if c.isprintable())[:80]  # one line, whatever was sent
+    reason = printable(reason, 80, bad="")  # one line, whatever was sent
     return f"STUN server answered error {code} {reason}".rstrip()
 
 

@@ -31,7 +31,8 @@ import trio
 from ..engine import Manifest
 from ..identity import Identity
 from ..replay import Header, known_manifests, spec_of
-from ..seat import Accepted, Seat, SeatEvent, printable
+from ..printable import printable
+from ..seat import Accepted, Seat, SeatEvent
 from ..wire import ProtocolError
 from .connection import MAX_WATCHERS
 from .framing import CONTROL, ENVELOPE, Frame, FramedStream, PeerClosed, PeerTimeout, close_quietly, control

@@ -29,7 +29,7 @@ from ._events import (
     TimeWarning,
     Watching,
 )
-from ._seat import BAD_REVEAL, OwnMessageRefused, Seat, hello_body, printable
+from ._seat import BAD_REVEAL, OwnMessageRefused, Seat, hello_body
 from ._told import Told, ask_for, outcome_of
 from ._steps import (
     DECISIONS,
@@ -49,5 +49,4 @@ __all__ = [
     "Accepted", "AgainOffered", "Ask", "BAD_REVEAL", "ChatSaid", "ClocksChanged", "DECISIONS", "GameOver", "GameStarted", "Late",
     "MoveApplied", "NothingToTakeBack", "Outgoing", "OwnMessageRefused", "PeerAway", "PeerBack", "Received", "Refusal",
     "Refused", "Scored", "Seat", "Series", "SeatEvent", "SeatSecrets", "Step", "StepKind", "TakenBack", "TimeWarning", "Told", "Watching", "ask_for", "hello_body", "outcome_of",
-    "printable",
 ]

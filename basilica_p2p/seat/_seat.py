@@ -29,18 +29,33 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable
 from dataclasses import replace
-from typing import Any
 
 from .. import __version__
 from ..clock import Clocks, Limits, TimeControl
 from ..engine import Action, Game, Manifest, Observation, Options, format_action, observe
 from ..identity import Identity
+from ..printable import printable
 from ..referee import GameSpec, Outcome, Referee, protocol_of
 from ..schemes import HIDDEN_DEAL
 from ..wire import (
     CHAT_TEXT,
+    AckBody,
+    ActionBody,
+    Body,
+    ChatBody,
+    CommitBody,
     Envelope,
+    FaultBody,
+    ForfeitBody,
+    HelloBody,
+    JesterCommitBody,
+    JesterRevealBody,
     ProtocolError,
+    ResultBody,
+    RevealBody,
+    SecretBody,
+    TakebackBody,
+    TimeoutBody,
     as_text,
     commitment,
     jester_commitment,
@@ -74,16 +89,16 @@ class OwnMessageRefused(Exception):
 
 
 def hello_body(name: str, options: Options, manifest: Manifest, shuffle: str,
-               clock: TimeControl | None = None, limits: Limits | None = None) -> dict[str, Any]:
+               clock: TimeControl | None = None, limits: Limits | None = None) -> HelloBody:
     """A hello (PROTOCOL.md §4); with a clock it names the time control (§4a), with limits (a
     network game, protocol 3) the agreed window and time per decision (§4c).  A host sends its
     hello before the game's spec exists, so this takes the settings alone."""
-    body: dict[str, Any] = {
-        "protocol": protocol_of(clock, limits),
-        "software": f"basilica-p2p {__version__}",
-        "ruleset": options.ruleset.value, "festum": options.festum, "removal": options.festum_removal,
-        "manifest": bytes.fromhex(manifest.hash), "name": name, "shuffle": shuffle,
-    }
+    body = HelloBody(
+        protocol=protocol_of(clock, limits),
+        software=f"basilica-p2p {__version__}",
+        ruleset=options.ruleset.value, festum=options.festum, removal=options.festum_removal,
+        manifest=bytes.fromhex(manifest.hash), name=name, shuffle=shuffle,
+    )
     if clock is not None:
         body["clock"] = clock.to_wire()
     if limits is not None:
@@ -246,11 +261,12 @@ class Seat:
         secrets: SeatSecrets | None = None
         events: tuple[SeatEvent, ...] = ()
         kind = step.kind
-        body: dict[str, Any]
+        body: Body
+        left: int | None = None  # our own remaining time, ms, for a decision's body (a game with a clock)
         if kind in DECISIONS:
             if decision is None:
                 raise ValueError(f"{kind.value} needs a decision")
-            figure, events, late = self._stop_clock(now)
+            left, events, late = self._stop_clock(now)
             if late is not None:
                 return late
         if kind is StepKind.HELLO:
@@ -258,30 +274,36 @@ class Seat:
         elif kind is StepKind.COMMIT:
             # Drawn now unless given (a resumed side's, or a test vector's).
             secrets = replace(self.secrets, nonce=self.secrets.nonce or self._random(32))
-            body = {"commitment": commitment(game_id, ident.public, secrets.nonce)}
+            body = CommitBody(commitment=commitment(game_id, ident.public, secrets.nonce))
         elif kind is StepKind.REVEAL:
-            body = {"nonce": self.secrets.nonce}
+            body = RevealBody(nonce=self.secrets.nonce)
         elif kind is StepKind.ACTION:
             assert g is not None and decision is not None
-            body = {"ply": len(g.history), "action": format_action(decision), **figure}
+            action = ActionBody(ply=len(g.history), action=format_action(decision))
+            if left is not None:
+                action["clock"] = left
+            body = action
         elif kind is StepKind.ACK:
             assert g is not None and ref.ack_ply is not None
-            body = {"ply": ref.ack_ply, "state": bytes.fromhex(g.state_hash())}
+            body = AckBody(ply=ref.ack_ply, state=bytes.fromhex(g.state_hash()))
         elif kind is StepKind.JCOMMIT:
             assert decision is not None
             text = format_action(decision)
             secrets = replace(self.secrets, jester=(text, self._random(32)))
             ply = ref.jester_ply(me)
             assert secrets.jester is not None
-            body = {"ply": ply, "commitment": jester_commitment(game_id, ident.public, ply, text, secrets.jester[1]),
-                    **figure}
+            jcommit = JesterCommitBody(ply=ply, commitment=jester_commitment(game_id, ident.public, ply, text,
+                                                                             secrets.jester[1]))
+            if left is not None:
+                jcommit["clock"] = left
+            body = jcommit
         elif kind is StepKind.JREVEAL:
             assert self.secrets.jester is not None
             text, salt = self.secrets.jester
-            body = {"ply": ref.jester_ply(me), "action": text, "salt": salt}
+            body = JesterRevealBody(ply=ref.jester_ply(me), action=text, salt=salt)
         elif kind is StepKind.RESULT:
             assert g is not None
-            body = {"scores": list(g.scores), "state": bytes.fromhex(g.state_hash()), "end": g.end_reason}
+            body = ResultBody(scores=list(g.scores), state=bytes.fromhex(g.state_hash()), end=g.end_reason)
         elif kind is StepKind.DEAL:
             assert ref.deal_table is not None
             body = ref.deal_table.make_deal()
@@ -289,26 +311,26 @@ class Seat:
             assert ref.deal_table is not None
             body = ref.deal_table.make_shares()
         elif kind is StepKind.SECRET:
-            body = {"secret": self.secrets.deal}
+            body = SecretBody(secret=self.secrets.deal)
         elif kind is StepKind.FORFEIT:
             # The other side's reveal did not match its commitment: a recorded forfeit, never a re-roll.
-            body = {"loser": 2 - me, "reason": BAD_REVEAL}
+            body = ForfeitBody(loser=2 - me, reason=BAD_REVEAL)
         elif kind is StepKind.TAKEBACK:
             asked = ref.takeback_asked
             assert asked is not None
-            body = {"to": asked[1]}  # our signature on the same message is our consent
+            body = TakebackBody(to=asked[1])  # our signature on the same message is our consent
         else:  # pragma: no cover - the referee names no other step
             raise AssertionError(kind)
         return self._sign(kind, body, secrets, events)
 
     def resign(self, reason: str) -> Outgoing:
         """Our own signed forfeit: a person left, our bot failed."""
-        return self._sign(StepKind.FORFEIT, {"loser": self._own() + 1, "reason": reason})
+        return self._sign(StepKind.FORFEIT, ForfeitBody(loser=self._own() + 1, reason=reason))
 
     def claim_forfeit(self, reason: str) -> Outgoing:
         """A forfeit of the other side, signed by us alone: it did not come back, or did not decide
         in time (a claim, which the other side never countersigns)."""
-        return self._sign(StepKind.FORFEIT, {"loser": 2 - self._own(), "reason": reason})
+        return self._sign(StepKind.FORFEIT, ForfeitBody(loser=2 - self._own(), reason=reason))
 
     def say(self, typed: str) -> Outgoing | None:
         """A line of chat (protocol 3, PROTOCOL.md §4d): what was typed made into the text rule's
@@ -326,7 +348,7 @@ class Seat:
         if not text:
             return None
         env = seal(ident.key, self.spec.game, len(self.records), self.referee.prev, StepKind.CHAT.value,
-                   {"n": self._chat_n[me] + 1, "text": text})
+                   ChatBody(n=self._chat_n[me] + 1, text=text))
         got = self._chat_line(env)
         assert not isinstance(got, Refused), got
         return Outgoing(env, got.events)
@@ -334,7 +356,7 @@ class Seat:
     def claim_fault(self, cited: bytes) -> Outgoing:
         """End the game with the other side's message that broke the rules, whole, as the proof
         (a ``fault``, protocol 3): ``cited`` is a refusal's :attr:`Refused.citable`."""
-        return self._sign(StepKind.FAULT, {"loser": 2 - self._own(), "message": cited})
+        return self._sign(StepKind.FAULT, FaultBody(loser=2 - self._own(), message=cited))
 
     def claim_on_time(self, now: float, lag: float = 0.0) -> Outgoing:
         """The other side's clock ran out by ours, ``lag`` allowed: the claim with our own figures."""
@@ -346,7 +368,7 @@ class Seat:
         c.stop(now, lag)
         # Rounded to the millisecond at the deadline, ``waited`` is ``left``; never below, or our
         # own claim would be refused as early.
-        return self._sign(StepKind.TIMEOUT, {"loser": loser + 1, "left": left, "waited": max(left, waited)},
+        return self._sign(StepKind.TIMEOUT, TimeoutBody(loser=loser + 1, left=left, waited=max(left, waited)),
                           events=(self._clock_event(now),))
 
     def ask_takeback(self, moves: int, now: float = 0.0) -> Outgoing | None:
@@ -360,7 +382,7 @@ class Seat:
         if self.clocks is not None and self.clocks.running is not None:
             self.clocks.charge(now)  # the time is spent, though no decision was made
             events = (self._clock_event(now),)
-        return self._sign(StepKind.TAKEBACK, {"to": to}, events=events)
+        return self._sign(StepKind.TAKEBACK, TakebackBody(to=to), events=events)
 
     def _own(self) -> int:
         if self.me is None:
@@ -371,19 +393,20 @@ class Seat:
         assert self._entropy is not None
         return self._entropy(n)
 
-    def _stop_clock(self, now: float) -> tuple[dict[str, int], tuple[SeatEvent, ...], Late | None]:
-        """Our decision is made: stop our clock; our remaining time for the body, or Late."""
+    def _stop_clock(self, now: float) -> tuple[int | None, tuple[SeatEvent, ...], Late | None]:
+        """Our decision is made: stop our clock; our remaining time for the body (ms; None without
+        a clock), or Late."""
         c = self.clocks
         if c is None:
-            return {}, (), None
+            return None, (), None
         me = self._own()
         before, spent = c.stop(now)
         events = (self._clock_event(now),)
         if c.flagged == me:
-            return {}, events, Late(me, before, spent, events)
-        return {"clock": c.left[me]}, events, None
+            return None, events, Late(me, before, spent, events)
+        return c.left[me], events, None
 
-    def _sign(self, kind: StepKind, body: dict[str, Any], secrets: SeatSecrets | None = None,
+    def _sign(self, kind: StepKind, body: Body, secrets: SeatSecrets | None = None,
               events: tuple[SeatEvent, ...] = ()) -> Outgoing:
         ident = self._identity
         assert ident is not None
@@ -592,10 +615,3 @@ class Seat:
 
     def _observe(self, g: Game) -> Observation | None:
         return observe(g, self._reader) if self._views else None
-
-
-def printable(text: object, limit: int = 300) -> str:
-    """A peer's words, safe to print: no terminal control characters, bounded length."""
-    if not isinstance(text, str):
-        return "?"
-    return "".join(ch if ch.isprintable() else "?" for ch in text[:limit])

@@ -10,6 +10,7 @@ protocol 3's limits).
 
 # No `from __future__ import annotations`: TypedDict reads NotRequired[...] from real annotations
 # only (on Python 3.11, a string annotation's field counts as required at run time).
+from collections.abc import Mapping
 from typing import Any, Literal, NotRequired, TypedDict, overload
 
 from .envelope import Envelope
@@ -71,7 +72,9 @@ class ForfeitBody(TypedDict):
 
 
 class DealBody(TypedDict):
-    decks: list[dict[str, Any]]  # each deck's value is checked in full by basilica_p2p.deal
+    # One deal step a deck (basilica_p2p.deal's DeckStep when made): a map is all check_body
+    # knows of a received one; the deal package checks the rest.
+    decks: list[Mapping[str, object]]
 
 
 class SharesBody(TypedDict):
@@ -100,6 +103,13 @@ class FaultBody(TypedDict):
 class ChatBody(TypedDict):
     n: int  # the sender's running number of its lines
     text: str
+
+
+# Any message's body, as its maker builds it for :func:`.envelope.seal` (which checks that it is
+# the body of the type named).
+Body = (HelloBody | CommitBody | RevealBody | ActionBody | AckBody | JesterCommitBody | JesterRevealBody
+        | ResultBody | ForfeitBody | DealBody | SharesBody | SecretBody | TimeoutBody | TakebackBody | FaultBody
+        | ChatBody)
 
 
 @overload

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import msgpack
 from cryptography.exceptions import InvalidSignature
@@ -26,6 +26,9 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey,
 from .canonical import MAX_MESSAGE, decode, encode
 from .errors import ProtocolError
 from .messages import check_body
+
+if TYPE_CHECKING:  # bodies.py reads envelopes: naming its types here must not import it back
+    from .bodies import Body
 
 TAG = "basilica-p2p/envelope"
 PROTOCOL_VERSION = 1
@@ -56,8 +59,8 @@ def public_bytes(key: Ed25519PrivateKey) -> bytes:
     return key.public_key().public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw)
 
 
-def seal(key: Ed25519PrivateKey, game: bytes, seq: int, prev: bytes, type_: str, body: dict[str, Any]) -> Envelope:
-    """Build, check and sign an envelope."""
+def seal(key: Ed25519PrivateKey, game: bytes, seq: int, prev: bytes, type_: str, body: Body) -> Envelope:
+    """Build, check and sign an envelope; ``body`` is the body of a ``type_`` message."""
     sender = public_bytes(key)
     payload_map = {
         "tag": TAG, "v": PROTOCOL_VERSION, "game": game, "seq": seq, "prev": prev,
@@ -69,7 +72,8 @@ def seal(key: Ed25519PrivateKey, game: bytes, seq: int, prev: bytes, type_: str,
     raw = encode([payload, signature])
     if len(raw) > MAX_MESSAGE:
         raise ProtocolError(f"{type_} message would be over the {MAX_MESSAGE}-byte cap")
-    return Envelope(game, seq, prev, sender, type_, body, payload, signature, raw)
+    # A copy: the envelope is frozen, and its body must not change with the maker's map.
+    return Envelope(game, seq, prev, sender, type_, dict(body), payload, signature, raw)
 
 
 def signed_by(raw: bytes, key: bytes) -> bool:

@@ -46,7 +46,7 @@ from basilica_p2p.engine import Game, Options, Ruleset, default_manifest, format
 from basilica_p2p.identity import Identity
 from basilica_p2p.net.framing import CONTROL, ENVELOPE, MAX_FRAME, FramedStream, Frame, PeerClosed
 from basilica_p2p.net.peer import PeerConfig
-from basilica_p2p.net.known_peers import KnownPeers
+from basilica_p2p.known_peers import KnownPeers
 from basilica_p2p.net.rejoin import prove
 from basilica_p2p.net.session import (
     Connection,

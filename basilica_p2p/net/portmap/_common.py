@@ -92,11 +92,6 @@ class Deadline:
         return cls(trio.current_time() + seconds, seconds)
 
 
-def one_line(text: str, limit: int = 80) -> str:
-    """Text from the router, made safe to print on one line."""
-    return " ".join("".join(c if c.isprintable() else " " for c in text).split())[:limit]
-
-
 def retries() -> Iterator[float]:
     """Waits between UDP retransmissions: RFC 6886's 250 ms doubling (RFC 6887 starts at 3 s,
     too slow here); the caller's deadline ends it."""

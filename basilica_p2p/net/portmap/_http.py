@@ -9,12 +9,12 @@ from urllib.parse import urlsplit
 
 import trio
 
+from ...printable import printable
 from ._common import (
     DESCRIPTION,
     MAX_HTTP_HEAD,
     Deadline,
     PortmapError,
-    one_line,
 )
 
 
@@ -31,7 +31,8 @@ def check_url(url: str, host: str | None = None) -> str:
         if host is not None and ipaddress.ip_address(parts.hostname) != ipaddress.ip_address(host):
             raise ValueError(f"it is not on {host}")
     except ValueError as e:
-        raise PortmapError(f"unusable URL from the gateway {one_line(url)}: {one_line(str(e))}") from None
+        raise PortmapError(f"unusable URL from the gateway {printable(url, 80, bad=' ', one_line=True)}: "
+                           f"{printable(str(e), 80, bad=' ', one_line=True)}") from None
     return url
 
 
@@ -85,17 +86,17 @@ def parse_http(raw: bytes, eof: bool, cap: int) -> tuple[int, bytes] | None:
     first, headers = parse_head(raw[:split].decode("latin-1"))
     status = re.fullmatch(r"HTTP/1\.[01] ([1-5][0-9][0-9])( .*)?", first)
     if status is None:
-        raise PortmapError(f"not an HTTP answer: {one_line(first)}")
+        raise PortmapError(f"not an HTTP answer: {printable(first, 80, bad=' ', one_line=True)}")
     body = raw[split + 4:]
     coding = headers.get("transfer-encoding", "").lower()
     if coding and coding != "chunked":
-        raise PortmapError(f"HTTP transfer encoding {one_line(coding)} is not supported")
+        raise PortmapError(f"HTTP transfer encoding {printable(coding, 80, bad=' ', one_line=True)} is not supported")
     if coding:
         got = _dechunk(body, cap)
     elif "content-length" in headers:
         length = headers["content-length"]
         if not re.fullmatch(r"[0-9]{1,12}", length):
-            raise PortmapError(f"HTTP content length {one_line(length)} is not a number")
+            raise PortmapError(f"HTTP content length {printable(length, 80, bad=' ', one_line=True)} is not a number")
         if int(length) > cap:
             raise PortmapError(f"HTTP answer of {length} bytes is over the {cap}-byte cap")
         got = body[:int(length)] if len(body) >= int(length) else None
@@ -134,5 +135,5 @@ async def http_request(url: str, d: Deadline, *, cap: int, method: str = "GET", 
                     if got is not None:
                         return got
         except (OSError, trio.BrokenResourceError) as e:
-            raise PortmapError(f"HTTP to {hostport} failed: {one_line(str(e))}") from None
+            raise PortmapError(f"HTTP to {hostport} failed: {printable(str(e), 80, bad=' ', one_line=True)}") from None
     raise PortmapError(f"no whole HTTP answer from {hostport} in {d.seconds:g} s")

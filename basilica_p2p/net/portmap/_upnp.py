@@ -13,6 +13,7 @@ from xml.sax.saxutils import escape
 
 import trio
 
+from ...printable import printable
 from ._common import (
     DESCRIPTION,
     IGD_SERVICES,
@@ -25,7 +26,6 @@ from ._common import (
     Mapping,
     PortmapError,
     UpnpFault,
-    one_line,
     retries,
     source_toward,
 )
@@ -43,10 +43,10 @@ def parse_ssdp(data: bytes, source: str) -> str:
         raise PortmapError(f"SSDP answer of {len(data)} bytes is over the {MAX_SSDP}-byte cap")
     first, headers = parse_head(data.decode("latin-1"))
     if not re.fullmatch(r"HTTP/1\.[01] 200( .*)?", first):
-        raise PortmapError(f"SSDP answer is not a 200 response: {one_line(first)}")
+        raise PortmapError(f"SSDP answer is not a 200 response: {printable(first, 80, bad=' ', one_line=True)}")
     target = headers.get("st", "")
     if not any(word in target for word in ("InternetGatewayDevice", "WANIPConnection", "WANPPPConnection")):
-        raise PortmapError(f"SSDP answer for another device type: {one_line(target)}")
+        raise PortmapError(f"SSDP answer for another device type: {printable(target, 80, bad=' ', one_line=True)}")
     return check_url(headers.get("location", ""), source)
 
 
@@ -94,7 +94,7 @@ def _parse_xml(data: bytes) -> ET.Element:
     try:
         return ET.fromstring(data)
     except (ET.ParseError, ValueError, LookupError) as e:
-        raise PortmapError(f"malformed XML from the gateway: {one_line(str(e))}") from None
+        raise PortmapError(f"malformed XML from the gateway: {printable(str(e), 80, bad=' ', one_line=True)}") from None
 
 
 def control_urls(description: bytes, location: str) -> list[tuple[str, str]]:
@@ -142,7 +142,7 @@ def parse_soap(status: int, body: bytes, action: str) -> dict[str, str]:
         code = texts.get("errorCode", "")
         if not re.fullmatch(r"[0-9]{1,4}", code):
             raise PortmapError(f"{action}: HTTP status {status} without a UPnP error code")
-        raise UpnpFault(action, int(code), one_line(texts.get("errorDescription", "")))
+        raise UpnpFault(action, int(code), printable(texts.get("errorDescription", ""), 80, bad=" ", one_line=True))
     for el in root.iter():
         if _local(el.tag) == f"{action}Response":
             return {_local(c.tag): (c.text or "").strip() for c in el}
@@ -163,7 +163,8 @@ async def upnp_external(control_url: str, service: str, d: Deadline) -> str:
     try:
         return str(ipaddress.ip_address(external))
     except ValueError:
-        raise PortmapError(f"the gateway reports no usable external address ({one_line(external) or 'empty'})") from None
+        shown = printable(external, 80, bad=" ", one_line=True) or "empty"
+        raise PortmapError(f"the gateway reports no usable external address ({shown})") from None
 
 
 async def upnp_add(control_url: str, service: str, client: str, internal_port: int, external_port: int,
@@ -197,7 +198,8 @@ async def upnp_add(control_url: str, service: str, client: str, internal_port: i
 async def upnp(location: str, internal_host: str, internal_port: int, lifetime: int, d: Deadline) -> Mapping:
     status, description = await http_request(location, d, cap=MAX_DESCRIPTION)
     if status != 200:
-        raise PortmapError(f"the gateway's description {one_line(location)} answered HTTP status {status}")
+        raise PortmapError(f"the gateway's description {printable(location, 80, bad=' ', one_line=True)} "
+                           f"answered HTTP status {status}")
     services = control_urls(description, location)
     if not services:
         raise PortmapError("the gateway's description lists no WANIPConnection or WANPPPConnection service")

@@ -25,7 +25,8 @@ import trio
 
 from ._json import NotJson, parse_json
 from ._websocket import WebSocket, connect
-from .errors import ConnectionLost, Crowded, ProtocolViolation, ServerRefused, Timeout, one_line
+from ...printable import printable
+from .errors import ConnectionLost, Crowded, ProtocolViolation, ServerRefused, Timeout
 
 _REPLIES = frozenset({"allocated", "claimed", "released", "closed", "nameplates"})
 _TOKEN = re.compile(r"[\x21-\x7e]{1,64}")  # a side, phase or mailbox id: short printable ASCII
@@ -114,7 +115,7 @@ class Server:
         kind = msg["type"]
         if not self._welcomed:
             if kind != "welcome":
-                raise self._broke(f"sent {one_line(kind, 40)!r} before its welcome")
+                raise self._broke(f"sent {printable(str(kind), 40, one_line=True, dots=True)!r} before its welcome")
             self._welcome(msg)
         elif kind == "welcome":
             raise self._broke("sent a second welcome")
@@ -144,7 +145,7 @@ class Server:
         if "error" in welcome:
             raise ServerRefused(self.url, str(welcome["error"]))
         motd = welcome.get("motd")
-        self.motd = one_line(motd, 400) if isinstance(motd, str) else None
+        self.motd = printable(motd, 400, one_line=True, dots=True) if isinstance(motd, str) else None
         self._welcomed = True
 
     def _sided(self, msg: dict[str, Any]) -> Sided:

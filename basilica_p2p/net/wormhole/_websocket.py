@@ -31,7 +31,8 @@ from wsproto.events import (
 )
 from wsproto.utilities import RemoteProtocolError
 
-from .errors import ConnectionLost, MailboxUnreachable, ProtocolViolation, Timeout, WormholeError, one_line
+from ...printable import printable
+from .errors import ConnectionLost, MailboxUnreachable, ProtocolViolation, Timeout, WormholeError
 
 RECEIVE_SIZE = 65536
 # A message may come in pieces (continuation frames); a server sends each whole, and one
@@ -63,7 +64,7 @@ def parse_ws_url(url: str) -> WsUrl:
     except ValueError:
         parts, port = None, None
     if parts is None or parts.scheme not in ("ws", "wss") or not parts.hostname:
-        raise MailboxUnreachable(one_line(url, 100), "that is not a ws:// or wss:// URL")
+        raise MailboxUnreachable(printable(url, 100, one_line=True, dots=True), "that is not a ws:// or wss:// URL")
     secure = parts.scheme == "wss"
     port = port or (443 if secure else 80)
     target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
@@ -151,7 +152,7 @@ class WebSocket:
     async def _closed_by_server(self, event: CloseConnection) -> None:
         if self._ws.state is ConnectionState.OPEN:
             # wsproto reports frames it cannot parse as a close it made up, state unchanged.
-            raise self._broke(f"broke the websocket protocol: {one_line(event.reason or event.code)}")
+            raise self._broke(f"broke the websocket protocol: {printable(str(event.reason or event.code), 200, one_line=True, dots=True)}")
         if self._ws.state is ConnectionState.REMOTE_CLOSING:
             try:
                 await self._write(self._ws.send(event.response()))
@@ -169,7 +170,7 @@ class WebSocket:
             self._ws.receive_data(bytes(data) if data else None)  # None: end of stream
             self._events.extend(self._ws.events())
         except RemoteProtocolError as e:
-            raise self._broke(f"broke the websocket protocol: {one_line(e)}") from None
+            raise self._broke(f"broke the websocket protocol: {printable(str(e), 200, one_line=True, dots=True)}") from None
 
     async def _write(self, data: bytes) -> None:
         # Shielded: a cancel mid-write would corrupt the stream; bounded: a server that stops
@@ -226,4 +227,4 @@ async def connect(url: str, *, timeout: float, max_message: int) -> WebSocket:
 
 
 def _reason(error: BaseException) -> str:
-    return one_line(str(error) or type(error).__name__, 160)
+    return printable(str(error) or type(error).__name__, 160, one_line=True, dots=True)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from ...printable import printable
+
 
 class WormholeError(Exception):
     """The exchange through the mailbox did not happen; ``str(e)`` is one line for the user."""
@@ -37,7 +39,8 @@ class ServerRefused(WormholeError):
     """The mailbox server said no: an ``error`` in its welcome, or an ``error`` reply."""
 
     def __init__(self, url: str, reason: str) -> None:
-        super().__init__(f"the mailbox server at {url} refused: {one_line(reason)}")
+        shown = printable(str(reason), 200, one_line=True, dots=True)  # what a server says is shown, never trusted
+        super().__init__(f"the mailbox server at {url} refused: {shown}")
 
 
 class Crowded(ServerRefused):
@@ -52,9 +55,3 @@ class ProtocolViolation(WormholeError):
     """The mailbox server (or a peer through it) sent what the protocol forbids."""
 
 
-def one_line(text: object, limit: int = 200) -> str:
-    """``text`` on one printable line, cut to ``limit``: what a server says is shown, never trusted."""
-    text = str(text)
-    flat = " ".join(text.split())
-    printable = "".join(c if c.isprintable() else "?" for c in flat)
-    return printable if len(printable) <= limit else printable[: limit - 3] + "..."

@@ -21,9 +21,9 @@ import shlex
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..fingerprint_words import key_for_people
-from ..identity import write_private
-from ..names import look_alike, quoted_name
+from .fingerprint_words import key_for_people
+from .identity import write_private
+from .names import look_alike, quoted_name
 
 FILE = "known_peers.json"
 
