@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import cast
 
 from ..engine import ALL_COLORS, ARCHITECT, JESTER, MASON, STRONGMAN, WIDTH, Action
@@ -57,7 +58,9 @@ class ActionTable:
                 self._index[a] = len(self._actions)
             self._actions.append(a)
 
-    @property
+    # Cached: the environments ask for the size at every step (a fresh mask), and a frozen
+    # table's size never changes.
+    @cached_property
     def _jester_base(self) -> int:
         return len(_FIXED) + 41 * self.cells
 
@@ -65,7 +68,7 @@ class ActionTable:
     def cells(self) -> int:
         return self.rows * WIDTH
 
-    @property
+    @cached_property
     def size(self) -> int:
         """Number of indices: ``Discrete(size)``."""
         return self._jester_base + sum(4**k for k in range(1, self.jesters + 1))
@@ -125,8 +128,11 @@ class ActionTable:
         return A.jester_colors(list(zip(sorted(jester_cells), reversed(colors))))
 
     def indices(self, legal: Iterable[Action]) -> tuple[list[int], list[Action]]:
-        """The indices of the legal actions the table numbers, and those actions (same order)."""
-        legal = list(legal)
+        """The indices of the legal actions the table numbers, and those actions (same order).
+
+        A list given (``Game.legal_actions()`` makes a new one each call) may be returned as the
+        actions, not copied: the caller hands it over."""
+        legal = legal if isinstance(legal, list) else list(legal)
         found = list(map(self._index.get, legal))  # one C-level pass: the environments call this every step
         if None not in found:
             return cast("list[int]", found), legal  # no None among them: every action has its index
