@@ -110,9 +110,10 @@ def _watchers(code: str, n: int, check: bool, out: Any) -> None:
     from ..net import parse_watch, watch_games, watch_mac
     from ..net.framing import FramedStream  # below the watch protocol: see tests
 
-    # On other machines, in life: here they run only on a core nobody else wants (Linux's idle
+    # On other machines, in life: readers run here only on a core nobody else wants (Linux's idle
     # class, which a player's process that wakes preempts at once; elsewhere the lowest nice).
-    if hasattr(os, "sched_setscheduler") and hasattr(os, "SCHED_IDLE"):
+    # Checkers, who do here what 'basilica watch' does, take the lowest nice.
+    if not check and hasattr(os, "sched_setscheduler") and hasattr(os, "SCHED_IDLE"):
         os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
     else:
         os.nice(19)
