@@ -170,23 +170,23 @@ async def test_a_watcher_that_falls_behind_is_let_go_and_publishing_never_waits(
     assert len(hub.records) == 200
 
 
-class WakesFromPublishing(trio.abc.Instrument):
-    """Counts the times a record handed to the hub made a watcher's task runnable."""
+class FeedSteps(trio.abc.Instrument):
+    """The clock's readings at which a watcher's task ran."""
 
     def __init__(self) -> None:
-        self.publishing = False
-        self.woken = 0
+        self.times: set[float] = set()
 
-    def task_scheduled(self, task: trio.lowlevel.Task) -> None:
-        if self.publishing and task.name.endswith("WatchHub._feed"):
-            self.woken += 1
+    def before_task_step(self, task: trio.lowlevel.Task) -> None:
+        if task.name.endswith("WatchHub._feed"):
+            self.times.add(trio.current_time())
 
 
 @pytest.mark.trio
-async def test_records_of_a_game_under_way_wake_no_watchers_task_and_go_in_batches(
+async def test_watchers_tasks_run_only_when_a_record_is_handed_over_and_send_in_batches(
         autojump_clock: trio.testing.MockClock) -> None:
-    """The host's game goes from a record to its next message with no watcher's task in between:
-    while records keep coming, each watcher's task wakes on its tick only (net/watch.py)."""
+    """While a game goes on, a watcher's task runs only when the host's game task has just handed
+    over a record (so when that task next waits: as it sends the record on), never at a moment
+    of the clock's own, and not more often than the batches (net/watch.py)."""
     hub = WatchHub(ALICE, 8)
     hub.begin(b"header", [])
     framed, _ = await knock(hub, hub.secret)
@@ -199,22 +199,26 @@ async def test_records_of_a_game_under_way_wake_no_watchers_task_and_go_in_batch
             if frame.kind == ENVELOPE:
                 got.append(frame.body)
 
-    spy = WakesFromPublishing()
-    trio.lowlevel.add_instrument(spy)
-    try:
-        async with trio.open_nursery() as nursery:
-            nursery.start_soon(read)
-            for n in range(100):  # a bot's game: a record every 10 ms for a second
-                spy.publishing = True
+    spy = FeedSteps()
+    handed: set[float] = set()
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(read)
+        await trio.sleep(1)  # the catch-up (the header) sent
+        trio.lowlevel.add_instrument(spy)
+        try:
+            start = trio.current_time()
+            for n in range(100):  # a bot's game: a record every 13.7 ms (no multiple of 100 ms)
+                handed.add(trio.current_time())
                 hub.publish(bytes([n]) * 50)
-                spy.publishing = False
-                await trio.sleep(0.01)
-            await wait_for(lambda: len(got) == 100, "every record")
-            nursery.cancel_scope.cancel()
-    finally:
-        trio.lowlevel.remove_instrument(spy)
+                await trio.sleep(0.0137)
+            during = trio.current_time() - start
+        finally:
+            trio.lowlevel.remove_instrument(spy)
+        await wait_for(lambda: len(got) == 100, "every record")  # the last go out on their latest time
+        nursery.cancel_scope.cancel()
     assert got == [bytes([n]) * 50 for n in range(100)]
-    assert spy.woken <= 1  # at most the first record, had it come after a tick with nothing to send
+    assert spy.times <= handed, sorted(spy.times - handed)
+    assert len(spy.times) <= 2 * (int(during / 0.1) + 1)  # a record after each write, then the next go
 
 
 @pytest.mark.trio

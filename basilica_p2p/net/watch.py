@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-import math
 import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -44,10 +43,14 @@ PING_EVERY = 5.0  # the host's keepalive to each watcher
 IDLE = 30.0  # a host silent this long is gone (for the watcher)
 WATCH_TTL = 24 * 3600  # a watch code's life
 FRAME_TIME = 10.0  # seconds a watcher has to take one frame
-# Records go to a watcher in batches, on ticks this far apart: one write per watcher now and then
-# rather than one per record, so that the host's work for its watchers seldom falls between a
-# player's move and its answer (python -m basilica_p2p.bench watchers).
+# Records go to a watcher in batches, at most this often: one write per watcher now and then rather
+# than one per record, made when the host has just handed over a record of its own, so that the
+# host does its watchers' work while the other side answers, not between a move and its answer
+# (python -m basilica_p2p.bench watchers).
 BATCH_EVERY = 0.1
+# A record handed over with no other after it (the game's last, a person thinking) goes out this
+# long after it at the latest.
+BATCH_LATEST = 0.25
 BATCH_BYTES = 256 * 1024
 
 
@@ -85,6 +88,11 @@ class WatchHub:
         self.watchers: list[_Watcher] = []
         self.open = True
         self.changed: Callable[[tuple[str, ...]], None] = lambda names: None  # told who watches
+        # Set when the watchers' tasks may send what came (then replaced), and how many times it
+        # was: see _prompt().
+        self._go = trio.Event()
+        self._gos = 0
+        self._next_go = float("-inf")
 
     def code(self, candidates: Sequence[Candidate], now: int, relay: tuple[str, int] | None = None) -> str:
         """The watch code people paste into ``basilica watch`` (with the ``relay`` the hub also
@@ -104,6 +112,7 @@ class WatchHub:
             self._offer(w, CONTROL, control("game", header=header))
             for raw in self.records:
                 self._offer(w, ENVELOPE, raw)
+        self._prompt()
 
     def publish(self, raw: bytes) -> None:
         """A record the host's side wrote: handed to every watcher, never waited for."""
@@ -112,6 +121,21 @@ class WatchHub:
         self.records.append(raw)
         for w in list(self.watchers):
             self._offer(w, ENVELOPE, raw)
+        self._prompt()
+
+    def _prompt(self) -> None:
+        """Let the watchers' tasks send what came, at most every :attr:`batch_every` seconds.
+
+        Called as a record is handed over, in the host's game task: the tasks it wakes run when
+        that task next waits, which is as it sends the record on (a record of its own) and
+        waits for the other side's answer.  A clock would wake them at any moment, the moment
+        an answer comes among them."""
+        now = trio.current_time()
+        if now >= self._next_go:
+            self._next_go = now + self.batch_every
+            self._gos += 1
+            self._go.set()
+            self._go = trio.Event()
 
     async def finish(self, limit: float = 5.0) -> None:
         """The host's games are over: each watcher is told so after what it still has to take
@@ -119,6 +143,8 @@ class WatchHub:
         for w in list(self.watchers):
             self._offer(w, CONTROL, control("bye"))
             w.send.close()
+        self._next_go = float("-inf")
+        self._prompt()
         with trio.move_on_after(limit):
             while self.watchers:
                 await trio.sleep(0.05)
@@ -218,24 +244,21 @@ class WatchHub:
 
     async def _feed(self, framed: FramedStream, frames: trio.MemoryReceiveChannel[tuple[int, bytes]],
                     w: _Watcher) -> None:
-        """What came for ``w``, in one write a tick (every :attr:`batch_every` seconds, on the
-        same ticks for every watcher).  While records keep coming this task sleeps on the clock,
-        not on its queue: a record handed over wakes no watcher's task, so the host's game goes
-        from its record to its next message with none of them in between.  Only a record after a
-        tick with nothing to send is waited for on the queue (a game between people, or none)."""
-        idle = True
-        while True:
-            batch: list[tuple[int, bytes]] = []
-            if idle:
-                try:
-                    batch.append(await frames.receive())
-                except trio.EndOfChannel:
-                    break
-            # The next tick after now; a hair of slack, so that a float a hair below a tick just
-            # slept to (0.3 // 0.1 is 2.0) does not name that tick again.
-            tick = math.floor(trio.current_time() / self.batch_every + 1e-6) + 1
-            await trio.sleep_until(tick * self.batch_every)
-            size, ended = sum(len(body) for _, body in batch), False
+        """What came for ``w``, in one write once the hub said go (:meth:`_prompt`) since the last,
+        or :data:`BATCH_LATEST` seconds after the first record waiting, whichever is first.  So
+        this task runs when a record was handed over, never by the clock while a game goes on."""
+        sent_at = -1  # the hub's count of gos at our last write
+        ended = False
+        while not ended:
+            try:
+                batch = [await frames.receive()]
+            except trio.EndOfChannel:
+                break
+            if self._gos == sent_at:  # no go since our last write: wait for the next one
+                with trio.move_on_after(BATCH_LATEST):
+                    await self._go.wait()
+            sent_at = self._gos
+            size = len(batch[0][1])
             while size < BATCH_BYTES:
                 try:
                     item = frames.receive_nowait()
@@ -246,15 +269,11 @@ class WatchHub:
                     break
                 batch.append(item)
                 size += len(item[1])
-            idle = not batch
-            if batch:
-                try:
-                    await framed.send_many(batch)
-                except (PeerClosed, PeerTimeout) as e:
-                    self._drop(w, "", f"{w.name} stopped watching ({e})")
-                    return
-            if ended:
-                break
+            try:
+                await framed.send_many(batch)
+            except (PeerClosed, PeerTimeout) as e:
+                self._drop(w, "", f"{w.name} stopped watching ({e})")
+                return
         # The host finished: everything handed over (the goodbye last).
         if w in self.watchers:
             self.watchers.remove(w)
