@@ -25,12 +25,12 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from nat_paths import PORT, Proc, _start  # noqa: E402
 from support.natlab import Lab, Router  # noqa: E402
-from test_nat_games import WormholeServers  # noqa: E402
+from support.wormhole_servers import WormholeServers  # noqa: E402
 
 
 def one_game(lab: Lab, servers: WormholeServers, folder: Path) -> tuple[str, float, float]:
     """(path, seconds to the first move, seconds to the end of the game), from starting join."""
-    stun = [w for host, port in lab.stun_addresses for w in ("--stun", f"{host}:{port}")]
+    stun = lab.stun_options()
     host = _start(lab, 0, ["host", "--code", "--bot", "greedy", "--port", str(PORT), "--port-mapping", "off",
                            "--replay-dir", str(folder / "a"), *stun, *servers.where], folder / "hh")
     while host.line("code: ") is None:

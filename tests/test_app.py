@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from textual.widgets import Static
+from textual.widgets import Input, Static
 
 from basilica_p2p.app import AppPlayer, BasilicaApp
 from basilica_p2p.app.model import next_cells, preview
@@ -777,6 +777,39 @@ def test_after_a_loss_on_time_the_box_says_the_game_is_over_and_the_notice_hides
 
     for size in (SIZE, SMALL):
         asyncio.run(run(size))
+
+
+def test_the_box_says_q_leaves_only_once_the_session_is_over() -> None:
+    """A network game's end takes a moment (the last messages, the question of another game on
+    its way; longer through a relay): the box said 'q leaves' from the game's end, and q then
+    asked whether to stop the session for 'basilica resume', of a game that was over."""
+    from basilica_p2p.referee import Outcome
+
+    g = Game.new(MANIFEST, Options(), bytes(32))
+    person = AppPlayer("ada", MANIFEST, network=True)
+    ending = threading.Event()
+
+    def work() -> None:
+        Told(person, g, 0, NAMES)
+        person.observe(GameOver(Outcome((3, 5), 1, "last-scoring", 40)))
+        ending.wait(20)  # the session's last messages
+
+    async def run() -> None:
+        app = BasilicaApp(person, work)
+        async with app.run_test(size=SIZE) as pilot:
+            await until(pilot, lambda: app.snap is not None and bool(app.snap.result), "the result")
+            await pilot.pause(0.1)
+            box = app.query_one("#notation", Input)
+            assert "game is over" in box.placeholder and "q leaves" not in box.placeholder, box.placeholder
+            ending.set()
+            await until(pilot, lambda: app.finished, "the session's end")
+            await pilot.pause(0.1)
+            assert box.placeholder.startswith("the game is over: q leaves"), box.placeholder
+            await pilot.press("q")  # now it leaves, asking nothing
+            assert not isinstance(app.screen, Question)
+            await until(pilot, lambda: not app.is_running, "the app's end")
+
+    asyncio.run(run())
 
 
 def test_an_app_that_fails_still_leaves_the_game_a_finished_forfeit(tmp_path: Path) -> None:

@@ -175,6 +175,7 @@ def test_a_watcher_that_cannot_reach_the_host_watches_through_its_relay(
         assert watcher.returncode == 0, err
         assert "You watch greedy-host (player 1) against random-join (player 2)" in out and "Game over" in out, out
         assert "watched 1 game" in out, out
+        assert f"connected: relayed by {relay.address[0]}:{relay.address[1]}" in err, err
     finally:
         for p in (host,):
             if p.poll() is None:
@@ -212,6 +213,7 @@ def test_a_watch_code_read_aloud_hands_over_the_watch_code_and_the_watcher_sees_
         out, err = watcher.communicate(timeout=60)
         assert watcher.returncode == 0, err
         assert "against" in out and "Game over" in out and "watched 1 game" in out, out
+        assert "connected: direct (LAN) (127.0.0.1:" in err, err  # the host's only address, on this machine
     finally:
         if host.poll() is None:
             host.kill()

@@ -22,6 +22,7 @@ import pytest
 from basilica_p2p.net.invite import parse_invite
 from basilica_p2p.replay.verify import verify_file
 from support.natlab import Lab, Router
+from support.wormhole_servers import RELAY_PORT, WormholeServers
 
 # One worker runs the lab's tests one after another: a router under two labs' load at once
 # would test the machine, not the hole punching.
@@ -33,10 +34,6 @@ HOST_PORT = 7431
 
 def _env(home: Path) -> dict[str, str]:
     return dict(os.environ, BASILICA_HOME=str(home), PYTHONPATH=str(TESTS), LOGNAME="carol")
-
-
-def _stun(lab: Lab) -> list[str]:
-    return [w for host, port in lab.stun_addresses for w in ("--stun", f"{host}:{port}")]
 
 
 class Side:
@@ -88,14 +85,14 @@ class Side:
 
 def _host(lab: Lab, tmp: Path, *extra: str, i: int = 0, home: str = "hh") -> tuple[Side, str]:
     side = Side(lab, i, ["host", "--bot", "random", "--port", str(HOST_PORT), "--replay-dir", str(tmp / "a"),
-                         "--invite-ttl", "90", *_stun(lab), *extra], tmp / home)
+                         "--invite-ttl", "90", *lab.stun_options(), *extra], tmp / home)
     # The first invite (printed at once) holds the LAN address; the second adds what STUN and the
     # router gave, which a joiner behind another router needs.
     return side, side.wait_for("invite: basilica join ", nth=2).split()[-1]
 
 
 def _join(lab: Lab, tmp: Path, code: str, *extra: str, i: int = 1) -> Side:
-    return Side(lab, i, ["join", code, "--bot", "random", "--replay-dir", str(tmp / "b"), *_stun(lab), *extra],
+    return Side(lab, i, ["join", code, "--bot", "random", "--replay-dir", str(tmp / "b"), *lab.stun_options(), *extra],
                 tmp / "jh")
 
 
@@ -225,43 +222,6 @@ def test_a_man_in_the_middle_with_another_key_is_refused(mapped_lab: Lab, tmp_pa
 
 # --- issue 12: a code read aloud, and a relay when no direct way exists ---------------------------
 
-MAILBOX_PORT, RELAY_PORT = 4000, 4001
-
-
-class WormholeServers:
-    """The Magic Wormhole mailbox and transit relay on the fake internet (11.0.0.1)."""
-
-    def __init__(self, lab: Lab, folder: Path) -> None:
-        from support.wormhole_servers import TWIST, require_venv
-
-        require_venv(TWIST)
-        self.lab, self.folder, self.twist, self.host = lab, folder, str(TWIST), lab.server_ips[0]
-        self.mailbox = self._start("wormhole-mailbox", MAILBOX_PORT, f"--channel-db={folder / 'channel.sqlite'}",
-                                   f"--usage-db={folder / 'usage.sqlite'}")
-        self.relay = self._start("transitrelay", RELAY_PORT)
-
-    @property
-    def where(self) -> list[str]:
-        """The options that point host and join at them."""
-        return ["--mailbox", f"ws://{self.host}:{MAILBOX_PORT}/v1", "--relay", f"{self.host}:{RELAY_PORT}"]
-
-    def _start(self, name: str, port: int, *extra: str) -> subprocess.Popen[bytes]:
-        proc = self.lab.popen(self.lab.internet, [self.twist, "--log-format=text", name,
-                                                  f"--port=tcp:{port}:interface={self.host}", *extra],
-                              cwd=self.folder, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        end = time.monotonic() + 20
-        while self.lab.tcp_probe(self.lab.player(0), self.host, port, timeout=0.5).outcome != "connected":
-            assert proc.poll() is None and time.monotonic() < end, f"{name} did not listen on {self.host}:{port}"
-            time.sleep(0.1)
-        return proc
-
-    def restart_relay(self) -> None:
-        """The relay dies (every connection through it with it), then comes back on its port."""
-        self.relay.kill()
-        self.relay.wait(timeout=10)
-        self.relay = self._start("transitrelay", RELAY_PORT)
-
-
 @pytest.fixture(scope="module")
 def symmetric_pair(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Lab, WormholeServers]]:
     with Lab([Router("home", "symmetric"), Router("away", "symmetric")]) as lab:
@@ -276,9 +236,9 @@ def cone_pair(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Lab, W
 
 def _code_sides(lab: Lab, where: list[str], tmp: Path, bot: str = "random") -> tuple[Side, Side]:
     host = Side(lab, 0, ["host", "--code", "--bot", bot, "--port", str(HOST_PORT), "--replay-dir",
-                         str(tmp / "a"), "--port-mapping", "off", *_stun(lab), *where], tmp / "hh")
+                         str(tmp / "a"), "--port-mapping", "off", *lab.stun_options(), *where], tmp / "hh")
     code = host.wait_for("code: basilica join --code ").split()[-1]
-    join = Side(lab, 1, ["join", "--code", code, "--bot", bot, "--replay-dir", str(tmp / "b"), *_stun(lab),
+    join = Side(lab, 1, ["join", "--code", code, "--bot", bot, "--replay-dir", str(tmp / "b"), *lab.stun_options(),
                          *where], tmp / "jh")
     return host, join
 
@@ -339,10 +299,10 @@ def test_no_relay_between_two_symmetric_routers_is_direct_play_or_nothing(symmet
     lab, servers = symmetric_pair
     host = Side(lab, 0, ["host", "--code", "--no-relay", "--bot", "random", "--port", str(HOST_PORT),
                          "--invite-ttl", "15", "--replay-dir", str(tmp_path / "a"), "--port-mapping", "off",
-                         *_stun(lab), *servers.where], tmp_path / "hh")
+                         *lab.stun_options(), *servers.where], tmp_path / "hh")
     code = host.wait_for("code: basilica join --code ").split()[-1]
     join = Side(lab, 1, ["join", "--code", code, "--no-relay", "--connect-timeout", "8", "--bot", "random",
-                         *_stun(lab), *servers.where], tmp_path / "jh")
+                         *lab.stun_options(), *servers.where], tmp_path / "jh")
     jcode, jerr = join.finish()
     hcode, herr = host.finish()
     assert (jcode, hcode) == (1, 1), (jerr, herr)
@@ -355,11 +315,12 @@ def test_a_wrong_code_across_routers_fails_on_both_sides_and_no_game_starts(cone
                                                                             tmp_path: Path) -> None:
     lab, servers = cone_pair
     host = Side(lab, 0, ["host", "--code", "--bot", "random", "--port", str(HOST_PORT), "--replay-dir",
-                         str(tmp_path / "a"), "--port-mapping", "off", *_stun(lab), *servers.where], tmp_path / "hh")
+                         str(tmp_path / "a"), "--port-mapping", "off", *lab.stun_options(), *servers.where],
+                tmp_path / "hh")
     nameplate, *words = host.wait_for("code: basilica join --code ").split()[-1].split("-")
     wrong = "-".join([nameplate, *("zulu" if w != "zulu" else "yucatan" for w in words)])
     join = Side(lab, 1, ["join", "--code", wrong, "--bot", "random", "--replay-dir", str(tmp_path / "b"),
-                         *_stun(lab), *servers.where], tmp_path / "jh")
+                         *lab.stun_options(), *servers.where], tmp_path / "jh")
     jcode, jerr = join.finish()
     hcode, herr = host.finish()
     assert (jcode, hcode) == (1, 1), (jerr, herr)

@@ -311,7 +311,9 @@ class BasilicaApp(App[None]):
     def _placeholder(self, snap: Snapshot) -> str:
         """What the empty box says: how to choose now, or that there is nothing to choose."""
         if snap.result or (snap.view is not None and snap.view.over):
-            return "the game is over: q leaves, s shows the scorings, l the log"
+            # q leaves once the game's thread is done; until then (a network game's last messages,
+            # the question of another game on its way) it asks whether to stop, as during a game.
+            return "the game is over: " + ("q leaves, " if self.finished else "") + "s shows the scorings, l the log"
         if not snap.deciding:
             return "nothing to choose now (? help)"
         if _from_the_market(snap.legal):

@@ -102,7 +102,8 @@ def watch_cmd(
         host_part, sep, port_part = at.rpartition(":")
         if not sep or not port_part.isdigit() or not 0 < int(port_part) < 65536 or not host_part:
             raise fail(f"--at {at!r} is not HOST:PORT")
-        where = [("lan", host_part.strip("[]"), int(port_part))]
+        # Not "lan": a port forwarded by hand or a tunnel is only known to be direct (describe_path).
+        where = [("at", host_part.strip("[]"), int(port_part))]
     if watched.relay is not None:
         where.append(("relay", *watched.relay))
     if not where:
@@ -126,7 +127,8 @@ def watch_cmd(
     async def run() -> int:
         from ..net import watch_games
 
-        stream = await _connect(where, watched.secret)
+        stream, path = await _connect(where, watched.secret)
+        typer.echo(f"connected: {path}", err=True)
         games = await watch_games(stream, watched, me, begin, manifests=manifests)
         return len(games)
 
@@ -156,24 +158,27 @@ def _fetched(spoken: str, mailbox: str | None) -> str:
         raise fail(str(e), code=1) from None
 
 
-async def _connect(where: list[tuple[str, str, int]], secret: bytes) -> Any:
+async def _connect(where: list[tuple[str, str, int]], secret: bytes) -> tuple[Any, str]:
     """The first address that answers, each given a few seconds; the relay, if the code names
-    one, after them (net/watch.py serve_relay)."""
+    one, after them (net/watch.py serve_relay). With the stream, the way it came, as the players'
+    'connected:' line says it ('relayed by HOST:PORT', 'direct (LAN) (HOST:PORT)')."""
     import trio
 
-    from ..net import RelayError, meet_on_relay, watch_relay_key
+    from ..net import RelayError, describe_path, meet_on_relay, watch_relay_key
 
     last: Exception | None = None
     for kind, host, port in sorted(where, key=lambda w: w[0] == "relay"):
+        address = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
         if kind == "relay":
             try:
-                return await meet_on_relay((host, port), watch_relay_key(secret), sender=False, timeout=30)
+                stream = await meet_on_relay((host, port), watch_relay_key(secret), sender=False, timeout=30)
             except RelayError as e:
                 last = e
-            continue
+                continue
+            return stream, f"relayed by {address}"
         with trio.move_on_after(5):
             try:
-                return await trio.open_tcp_stream(host, port)
+                return await trio.open_tcp_stream(host, port), f"{describe_path(kind)} ({address})"
             except OSError as e:
                 last = e
     if isinstance(last, RelayError):

@@ -287,6 +287,10 @@ class Lab:
         """miniupnpd's root description on router ``i`` (``upnpc -u URL`` skips the 2 s discovery)."""
         return f"http://{self.gateway_ip(i)}:{UPNP_HTTP_PORT}/rootDesc.xml"
 
+    def stun_options(self) -> list[str]:
+        """The options that point basilica's host and join at the lab's STUN server (both addresses)."""
+        return [w for host, port in self.stun_addresses for w in ("--stun", f"{host}:{port}")]
+
     def all_namespaces(self) -> list[str]:
         return [self.internet] + [ns for i in range(len(self.routers)) for ns in (self.router(i), self.player(i))]
 

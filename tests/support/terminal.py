@@ -34,15 +34,16 @@ class Pane:
         subprocess.run([*self.tmux, "send-keys", "-t", self.name, "-l", line], check=True)
         subprocess.run([*self.tmux, "send-keys", "-t", self.name, "Enter"], check=True)
 
-    def wait(self, ready: Callable[[str], bool], what: str, timeout: float = 30.0) -> str:
-        """Wait until ``ready`` holds for a screen that stayed the same for a moment."""
+    def wait(self, ready: Callable[[str], bool], what: str, timeout: float = 30.0, settle: float = 0.25) -> str:
+        """Wait until ``ready`` holds for a screen that stayed the same for ``settle`` seconds (a
+        moment; 0: as soon as it holds)."""
         end = time.monotonic() + timeout
         last, since = "", time.monotonic()
         while time.monotonic() < end:
             now = self.text()
             if now != last:
                 last, since = now, time.monotonic()
-            elif time.monotonic() - since > 0.25 and ready(now):
+            if time.monotonic() - since >= settle and ready(now):
                 return now
             time.sleep(0.05)
         raise AssertionError(f"timed out waiting for {what}; the screen was:\n{last}")

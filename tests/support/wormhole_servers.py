@@ -4,6 +4,8 @@
   port of 127.0.0.1 it picks itself, read back from its log.
 - `REAL_PEER`: a script for the real magic-wormhole Python client, run with `VENV_PYTHON`.
 - `fake_mailbox`: a scripted websocket server that misbehaves on purpose.
+- `WormholeServers`: the real mailbox server and transit relay on the NAT lab's fake internet
+  (tests/support/natlab.py), for the games that meet by a code or through the relay.
 
 The real ones come from a venv of their own, kept apart from the project's environment (they
 bring Twisted and autobahn), which `bash scripts/test --setup-only` creates in the project's cache
@@ -26,6 +28,7 @@ from pathlib import Path
 
 import pytest
 import trio
+from support.natlab import Lab
 from support.system_needs import SETUP_COMMAND, require_paths, wormhole_venv
 from wsproto import ConnectionType, WSConnection
 from wsproto.events import AcceptConnection, CloseConnection, Request, TextMessage
@@ -104,6 +107,47 @@ def _wait_for_port(server: MailboxServer, timeout: float) -> int:
         if time.monotonic() > deadline:
             pytest.fail(f"the mailbox server did not listen within {timeout:g} s:\n{server.log_tail()}", pytrace=False)
         time.sleep(0.02)
+
+
+# --- the real servers on the NAT lab's internet ----------------------------------------------
+
+MAILBOX_PORT, RELAY_PORT = 4000, 4001
+
+
+class WormholeServers:
+    """The Magic Wormhole mailbox and transit relay on the fake internet (11.0.0.1)."""
+
+    def __init__(self, lab: Lab, folder: Path) -> None:
+        require_venv(TWIST)
+        self.lab, self.folder, self.twist, self.host = lab, folder, str(TWIST), lab.server_ips[0]
+        self.mailbox = self._start("wormhole-mailbox", MAILBOX_PORT, f"--channel-db={folder / 'channel.sqlite'}",
+                                   f"--usage-db={folder / 'usage.sqlite'}")
+        self.relay = self._start("transitrelay", RELAY_PORT)
+
+    @property
+    def mailbox_url(self) -> str:
+        return f"ws://{self.host}:{MAILBOX_PORT}/v1"
+
+    @property
+    def where(self) -> list[str]:
+        """The options that point host and join at them."""
+        return ["--mailbox", self.mailbox_url, "--relay", f"{self.host}:{RELAY_PORT}"]
+
+    def _start(self, name: str, port: int, *extra: str) -> subprocess.Popen[bytes]:
+        proc = self.lab.popen(self.lab.internet, [self.twist, "--log-format=text", name,
+                                                  f"--port=tcp:{port}:interface={self.host}", *extra],
+                              cwd=self.folder, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        end = time.monotonic() + 20
+        while self.lab.tcp_probe(self.lab.player(0), self.host, port, timeout=0.5).outcome != "connected":
+            assert proc.poll() is None and time.monotonic() < end, f"{name} did not listen on {self.host}:{port}"
+            time.sleep(0.1)
+        return proc
+
+    def restart_relay(self) -> None:
+        """The relay dies (every connection through it with it), then comes back on its port."""
+        self.relay.kill()
+        self.relay.wait(timeout=10)
+        self.relay = self._start("transitrelay", RELAY_PORT)
 
 
 # The real client, driven through its documented API (docs/api.rst there). argv: mailbox URL,
