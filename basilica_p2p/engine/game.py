@@ -20,7 +20,7 @@ vocabulary, the seed stream) live in their own modules beside it.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from enum import StrEnum
 from itertools import product
@@ -168,6 +168,7 @@ class _Setup:
     # observe()'s faces of every tile, (vault faces, order faces) by tile id, set at its first call
     # in a seeded game: one shared object per face (per manifest), and no per-call construction.
     faces: tuple[dict[int, Any], dict[int, Any]] | None = None
+    face_lookups: tuple[Callable[[Any], Any], Callable[[Any], Any]] | None = None  # their __getitem__s
     hidden: bool = False  # Game.new_hidden: the slots hold positions, not tile ids
     # A hidden game's canonical slot of each (position, what is known of it): hashed at every
     # acknowledgement, and a fact once learnt never changes, so each slot is built once.  The
