@@ -237,7 +237,8 @@ def bench_watchers(games: int, watchers: int = 8, rounds: int = 2) -> None:
         runs["reading"].append(_measure(games, watchers, check=False))
         runs["checking"].append(_measure(games, watchers, check=True))
     print(f"watchers: {games} greedy-vs-greedy games per run over loopback, {rounds} runs each way, alternated; "
-          f"host, joiner and the {watchers} watchers (one process at nice 19) apart")
+          f"host, joiner and the {watchers} watchers apart (one process: reading, in the idle class; "
+          f"checking, at nice 19)")
     base = runs["none"]
     rt0 = [t for f in base for t in f.round_trips]
     pace0 = statistics.median(f.seconds_per_game for f in base)
