@@ -333,6 +333,8 @@ async def test_after_a_resume_each_clock_goes_on_from_its_owners_last_signed_fig
     clocks = side.seat.clocks
     assert seat == 1 and clocks is not None and clocks.me == 1
     envs = [open_envelope(r) for r in read_replay(path).records]
-    last = {who: [e.body["clock"] for e in envs if e.type == "action" and e.sender == key][-1]
+    # Every decision signs its maker's figure: an action, and a Jester commitment too (a game
+    # may end on a Jester round, whose commitments are then the last figures).
+    last = {who: [e.body["clock"] for e in envs if e.type in ("action", "jcommit") and e.sender == key][-1]
             for who, key in ((0, ALICE.public), (1, BOB.public))}
     assert clocks.left == [last[0], last[1]] and last[0] != 30 * 60_000  # not the starting time
