@@ -17,7 +17,7 @@ from basilica_p2p.engine import actions as A
 from basilica_p2p.identity import Identity
 from basilica_p2p.replay.verify import verify_file
 from basilica_p2p.agent import AgentBase, Decision, Traits
-from basilica_p2p.seat import Ask, GameStarted, MoveApplied, SeatEvent
+from basilica_p2p.seat import Ask, ChatSaid, GameStarted, MoveApplied, SeatEvent
 from support.seat_events import ask_for
 from basilica_p2p.lineclient import TerminalPlayer, play_local
 from basilica_p2p.describe import describe_action
@@ -501,3 +501,33 @@ def test_while_the_other_side_decides_a_typed_line_is_chat_and_nothing_else_is_t
         typed.write("1\n")
         chooser.join(10)
     assert done == [ask_for(g, seat).legal[0]]  # the line typed at the prompt was the decision
+
+
+def test_a_line_of_chat_told_while_our_prompt_waits_is_followed_by_the_prompt_again() -> None:
+    import os
+    import threading
+    import time
+
+    read_end, write_end = os.pipe()
+    out = io.StringIO()
+    person = TerminalPlayer("ada", console=Console(width=80, file=out, no_color=True), inp=os.fdopen(read_end))
+    person.chat_anytime = True  # as at a terminal
+    person.open_chat(lambda text: None)
+    g = played(6)
+    seat = g.to_move
+    assert seat is not None
+    person.begin(seat, ("ada", "bob") if seat == 0 else ("bob", "ada"), MANIFEST)
+    done: list[object] = []
+    chooser = threading.Thread(target=lambda: done.append(person.choose(ask_for(g, seat))))
+    with os.fdopen(write_end, "w", buffering=1) as typed:
+        chooser.start()
+        deadline = time.monotonic() + 10
+        while not out.getvalue().endswith("> ") and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert out.getvalue().endswith("> "), out.getvalue()
+        person.observe(ChatSaid(1 - seat, "your move, ada", len(g.history) + 2, 1))
+        after = out.getvalue().rsplit("your move, ada", 1)
+        assert len(after) == 2 and after[1].endswith("\n> "), out.getvalue()[-300:]
+        typed.write("1\n")
+        chooser.join(10)
+    assert done == [ask_for(g, seat).legal[0]]

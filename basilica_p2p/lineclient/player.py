@@ -94,6 +94,7 @@ class TerminalPlayer(AgentBase):
         self._chat: Callable[[str], str | None] | None = None
         self._unwatch: Callable[[], str | None] | None = None  # sends every watcher away (net/watch.py)
         self._lines: queue.Queue[str | None] | None = None
+        self._asking: str | None = None  # the prompt waiting for the pump's next line, if one is
         self._choosing = threading.Event()
         # Lines are read while the other side decides too: at a terminal, not from a script's pipe
         # (whose lines are answers to our prompts, read when asked, as without chat).
@@ -199,11 +200,18 @@ class TerminalPlayer(AgentBase):
             self._say(self.log[-1], "bold")
 
     def _tell(self, lines: list[Line]) -> None:
+        asking = self._asking
+        if asking is not None and lines:
+            self.console.print()  # off the prompt's line, where the person may have begun to type
         for line in lines:
             if line.slot:
                 self._slots[line.slot] = line.text
             self._add(line.text, DETAIL if line.kind is LineKind.DETAIL else STYLE[line.kind] or line.kind.value,
                       line.turn)
+        if asking is not None and lines:
+            # Told while our prompt waits (a line of chat, someone watching): the prompt again,
+            # under them, or the person is left with no prompt to answer.
+            self._show_prompt(asking)
 
     def _wait_on(self, view: Observation) -> None:
         """While the other side decides: the board as it now is, and whom we wait for."""
@@ -592,10 +600,17 @@ class TerminalPlayer(AgentBase):
 
     def _read(self, prompt: str) -> str | None:
         if self._lines is not None:  # the pump reads (network games with chat)
-            self.console.file.write(prompt)  # as input() would: never cut to the console's width
-            self.console.file.flush()
-            return self._lines.get()
+            self._show_prompt(prompt)
+            self._asking = prompt
+            try:
+                return self._lines.get()
+            finally:
+                self._asking = None
         return self._read_line(prompt)
+
+    def _show_prompt(self, prompt: str) -> None:
+        self.console.file.write(prompt)  # as input() would: never cut to the console's width
+        self.console.file.flush()
 
     def _read_line(self, prompt: str) -> str | None:
         if self.inp is not None:
