@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import random
 import re
+import threading
 from pathlib import Path
 
 import pytest
@@ -463,15 +464,35 @@ def test_say_at_the_prompt_sends_a_line_and_tells_why_one_was_not_sent() -> None
     assert "say what?" in text and "not sent: bob's side takes no chat" in text
 
 
+def at_a_terminal() -> tuple[TerminalPlayer, io.StringIO, int]:
+    """A person whose typing is a pipe's (its write end returned), read as at a terminal: every
+    line, while the other side decides too."""
+    import os
+
+    read_end, write_end = os.pipe()
+    out = io.StringIO()
+    person = TerminalPlayer("ada", console=Console(width=80, file=out, no_color=True), inp=os.fdopen(read_end))
+    person.chat_anytime = True
+    return person, out, write_end
+
+
+def asked_in_a_thread(person: TerminalPlayer) -> tuple[Game, int, list[object], threading.Thread]:
+    """A game 6 decisions in, begun for ``person``, and a thread (not started) that asks it the next
+    decision, its answer put in the list."""
+    g = played(6)
+    seat = g.to_move
+    assert seat is not None
+    person.begin(seat, ("ada", "bob") if seat == 0 else ("bob", "ada"), MANIFEST)
+    done: list[object] = []
+    return g, seat, done, threading.Thread(target=lambda: done.append(person.choose(ask_for(g, seat))))
+
+
 def test_while_the_other_side_decides_a_typed_line_is_chat_and_nothing_else_is_taken() -> None:
     import os
     import threading
     import time
 
-    read_end, write_end = os.pipe()
-    out = io.StringIO()
-    person = TerminalPlayer("ada", console=Console(width=80, file=out, no_color=True), inp=os.fdopen(read_end))
-    person.chat_anytime = True  # as at a terminal
+    person, out, write_end = at_a_terminal()
     sent: list[str] = []
     said = threading.Event()
 
@@ -489,12 +510,7 @@ def test_while_the_other_side_decides_a_typed_line_is_chat_and_nothing_else_is_t
         while "It is not your decision" not in out.getvalue() and time.monotonic() < deadline:
             time.sleep(0.01)
         assert "It is not your decision: 'say TEXT' sends a line of chat meanwhile." in out.getvalue()
-        g = played(6)
-        seat = g.to_move
-        assert seat is not None
-        person.begin(seat, ("ada", "bob") if seat == 0 else ("bob", "ada"), MANIFEST)
-        done: list[object] = []
-        chooser = threading.Thread(target=lambda: done.append(person.choose(ask_for(g, seat))))
+        g, seat, done, chooser = asked_in_a_thread(person)
         chooser.start()
         while not person._choosing.is_set():
             time.sleep(0.01)
@@ -505,20 +521,11 @@ def test_while_the_other_side_decides_a_typed_line_is_chat_and_nothing_else_is_t
 
 def test_a_line_of_chat_told_while_our_prompt_waits_is_followed_by_the_prompt_again() -> None:
     import os
-    import threading
     import time
 
-    read_end, write_end = os.pipe()
-    out = io.StringIO()
-    person = TerminalPlayer("ada", console=Console(width=80, file=out, no_color=True), inp=os.fdopen(read_end))
-    person.chat_anytime = True  # as at a terminal
+    person, out, write_end = at_a_terminal()
     person.open_chat(lambda text: None)
-    g = played(6)
-    seat = g.to_move
-    assert seat is not None
-    person.begin(seat, ("ada", "bob") if seat == 0 else ("bob", "ada"), MANIFEST)
-    done: list[object] = []
-    chooser = threading.Thread(target=lambda: done.append(person.choose(ask_for(g, seat))))
+    g, seat, done, chooser = asked_in_a_thread(person)
     with os.fdopen(write_end, "w", buffering=1) as typed:
         chooser.start()
         deadline = time.monotonic() + 10
