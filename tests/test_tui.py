@@ -489,7 +489,6 @@ def asked_in_a_thread(person: TerminalPlayer) -> tuple[Game, int, list[object], 
 
 def test_while_the_other_side_decides_a_typed_line_is_chat_and_nothing_else_is_taken() -> None:
     import os
-    import threading
     import time
 
     person, out, write_end = at_a_terminal()
