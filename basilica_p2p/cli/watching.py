@@ -164,11 +164,11 @@ async def _connect(where: list[tuple[str, str, int]], secret: bytes) -> tuple[An
     'connected:' line says it ('relayed by HOST:PORT', 'direct (LAN) (HOST:PORT)')."""
     import trio
 
-    from ..net import RelayError, describe_path, meet_on_relay, watch_relay_key
+    from ..net import RelayError, describe_path, host_port, meet_on_relay, watch_relay_key
 
     last: Exception | None = None
     for kind, host, port in sorted(where, key=lambda w: w[0] == "relay"):
-        address = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+        address = host_port(host, port)
         if kind == "relay":
             try:
                 stream = await meet_on_relay((host, port), watch_relay_key(secret), sender=False, timeout=30)

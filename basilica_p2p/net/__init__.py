@@ -10,7 +10,8 @@ The modules, by what a game needs of them:
   (gate.py), the joiner's race over candidate addresses (dial.py), STUN (stun.py),
   port mapping (portmap/), hole punching (punch.py), arranged by invite_meeting.py; a
   code read aloud, with a relay as the last way (code_meeting.py over wormhole/ and
-  relay.py: the ``[internet]`` extra, imported only when a code is used);
+  relay.py: the ``[internet]`` extra, imported only when a code is used); an address as
+  people write it, IPv6 in brackets (hostport.py);
 - playing: frames and deadlines (framing.py, connection.py), the hellos
   (handshake.py), the play loop (session.py), a side's replay and session file
   (side.py), a peer that went away (presence.py) and meeting it again (rejoin.py),
@@ -32,6 +33,7 @@ from .connection import BadHello, Connection, NoGameStarted, PeerGone, SessionEr
 from .demo import run_demo
 from .dial import Dialed, DialTimes, ManInTheMiddle, NoPath
 from .gate import Admitted, GateClosed, GateLimits, admit, describe_path
+from .hostport import host_port
 from .handshake import Settings
 from .interfaces import local_candidates
 from .invite import (Candidate, Invite, InviteError, Reply, check_reply, format_invite, format_reply, format_watch,
@@ -57,7 +59,7 @@ __all__ = [
     "ManInTheMiddle", "Mapped", "NoGameStarted", "NoPath", "PeerConfig", "PeerGone", "Presence",
     "RelayError", "Rendezvous", "Reply", "SessionError", "Settings", "Side", "Timeouts", "Watch", "WatchCode", "WatchError", "WatchHub",
     "Watched", "admit", "check_reply",
-    "continue_game", "counted", "describe_path", "fetch_watch_code", "format_invite", "format_reply", "format_watch", "forget_session", "hand_out_watch_codes", "host",
+    "continue_game", "counted", "describe_path", "host_port", "fetch_watch_code", "format_invite", "format_reply", "format_watch", "forget_session", "hand_out_watch_codes", "host",
     "host_connection", "invite_id", "is_chat", "join", "join_connection", "join_with_code", "make_reply", "missing_extra",
     "local_candidates", "meet_on_relay", "nat_behaviour", "parse_invite", "parse_reply", "parse_watch", "play_again", "play_games", "play_one_game", "public_addresses", "relay_note",
     "reply_reader", "run_demo", "seated_play", "side_from_replay", "sidecar_path", "watch_games", "watch_mac", "watch_relay_key", "wormhole_companion",

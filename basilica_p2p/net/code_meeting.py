@@ -32,6 +32,7 @@ from .invite_meeting import MAX_CANDIDATES, Companion, Door, InternetOptions, di
 from .punch import punch, reusable
 from .session import SessionError
 from .stun import public_addresses
+from .hostport import host_port
 
 APPID = "basilica-p2p.org/play/v1"
 WATCH_APPID = "basilica-p2p.org/watch/v1"  # a wormhole that hands over a watch code (``watch --code``)
@@ -78,10 +79,6 @@ def _wormhole():
     return wormhole
 
 
-def _host_port(relay: tuple[str, int]) -> str:
-    return f"[{relay[0]}]:{relay[1]}" if ":" in relay[0] else f"{relay[0]}:{relay[1]}"
-
-
 async def _meet_on_relay(coded: CodeOptions, transit_key: bytes, sender: bool, wait: float,
                          streams: trio.MemorySendChannel[tuple[trio.SocketStream, str]],
                          log: Callable[[str], None]) -> None:
@@ -91,7 +88,7 @@ async def _meet_on_relay(coded: CodeOptions, transit_key: bytes, sender: bool, w
     if coded.relay is None:
         return
     await trio.sleep(coded.relay_after)
-    where = _host_port(coded.relay)
+    where = host_port(*coded.relay)
     log(f"no direct way yet: meeting the other side on the relay {where}")
     try:
         stream = QuickAckStream(await meet(coded.relay, transit_key, sender=sender, timeout=wait))
@@ -217,7 +214,7 @@ async def join_with_code(code: str, me: Identity, options: InternetOptions, code
     helpers = [partial(_meet_on_relay, coded, transit_key, False, options.give_up, send.clone(), log)]
     if targets:
         helpers.append(partial(punch, local_port, targets, send.clone()))
-    also = "" if coded.relay is None else f"; the relay {_host_port(coded.relay)} did not connect either"
+    also = "" if coded.relay is None else f"; the relay {host_port(*coded.relay)} did not connect either"
     dialed = await dial_beside(invite, me, options, log, receive, helpers, ours, also)
     if dialed.via == "relayed":
         dialed.relayed = _resume_info(coded, resume_key)

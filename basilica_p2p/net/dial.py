@@ -27,6 +27,7 @@ from .framing import CONTROL, FramedStream, PeerClosed, PeerTimeout
 from .gate import challenge_signature_ok, describe_path
 from .invite import Candidate, Invite, knock_mac
 from .punch import abort
+from .hostport import host_port
 
 
 class NoPath(Exception):
@@ -77,10 +78,6 @@ class _Race:
     log: Callable[[str], None] = lambda s: None
 
 
-def _address(host: str, port: int) -> str:
-    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
-
-
 async def _expect(framed: FramedStream, t: str, address: str, race: _Race, times: DialTimes,
                   late: str) -> dict[str, object] | None:
     """The host's next control message if it is a ``t``; else None, with the reason noted
@@ -127,7 +124,7 @@ async def _challenge(framed: FramedStream, invite: Invite, address: str, race: _
 
 
 async def _attempt(candidate: Candidate, invite: Invite, race: _Race, times: DialTimes, failed: trio.Event) -> None:
-    address = _address(candidate.host, candidate.port)
+    address = host_port(candidate.host, candidate.port)
     race.tried.add(address)
     try:
         try:
@@ -216,7 +213,7 @@ async def dial(invite: Invite, me: Identity, deadline: float, log: Callable[[str
 
     async def punched(nursery: trio.Nursery) -> None:
         assert extra is not None
-        kinds = {_address(c.host, c.port): c.kind for c in candidates}
+        kinds = {host_port(c.host, c.port): c.kind for c in candidates}
         async for stream, address in extra:
             # A punch toward a mapped or public address that connects went through that
             # mapping; only one toward the STUN-seen address is a hole punched.

@@ -56,6 +56,7 @@ from ..wire import ProtocolError
 from .framing import CONTROL, FramedStream, PeerClosed, PeerTimeout
 from .invite import Invite, check_knock
 from .punch import abort
+from .hostport import host_port
 
 CHALLENGE_TAG = b"basilica-p2p/invite-challenge/v1\x00"
 
@@ -394,8 +395,7 @@ def _peer_text(stream: trio.SocketStream) -> str:
     address = _peer_address(stream)
     if address is None:
         return "an unknown address"
-    host, port = address
-    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+    return host_port(*address)
 
 
 def _short(e: BaseException) -> str:

@@ -35,6 +35,7 @@ from .punch import listen, punch, reusable
 from .session import NoGameStarted
 from ._tasks import background_tasks
 from .stun import SYMMETRIC, Mapped, nat_behaviour, public_addresses
+from .hostport import host_port
 
 if TYPE_CHECKING:
     from .portmap import Mapping
@@ -233,7 +234,7 @@ class _Gathering:
                 notes.append(f"the router's port mapping is not used: {why}")
         if seen:
             behaviour = nat_behaviour(seen)
-            notes.append(f"STUN sees this host as {', '.join(sorted({_addr(m.host, m.port) for m in seen}))}"
+            notes.append(f"STUN sees this host as {', '.join(sorted({host_port(m.host, m.port) for m in seen}))}"
                          f" ({behaviour})")
             if behaviour == SYMMETRIC:
                 notes.append("this router changes ports per destination (symmetric NAT): a joiner from outside "
@@ -325,10 +326,6 @@ def _kind_of(host: str) -> str:
         return classify(ipaddress.ip_address(host)) or "lan"
     except ValueError:
         return "lan"
-
-
-def _addr(host: str, port: int) -> str:
-    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
 
 
 async def join_connection(

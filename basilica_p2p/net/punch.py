@@ -23,6 +23,8 @@ from collections.abc import Sequence
 
 import trio
 
+from .hostport import host_port
+
 
 def reusable(family: int, port: int, host: str = "") -> trio.socket.SocketType:
     """A TCP socket bound to ``port`` that others may bind too (a listener, a STUN query, a punch)."""
@@ -111,7 +113,7 @@ async def punch(local_port: int, targets: Sequence[tuple[str, int]],
     tight retries make that likely.
     """
     async def one(target: tuple[str, int]) -> None:
-        shown = f"[{target[0]}]:{target[1]}" if ":" in target[0] else f"{target[0]}:{target[1]}"
+        shown = host_port(*target)
         while True:
             got = await _connect_from(local_port, target, attempt)
             if isinstance(got, trio.SocketStream):

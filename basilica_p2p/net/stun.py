@@ -31,6 +31,7 @@ from dataclasses import dataclass
 import trio
 
 from ..printable import printable
+from .hostport import host_port
 
 MAGIC = 0x2112A442
 BINDING_REQUEST = 0x0001
@@ -190,8 +191,7 @@ def _error_line(value: bytes | None) -> str:
 
 def _label(server: tuple[object, ...]) -> str:
     """host:port of a server as given, or of a socket address."""
-    host, port = str(server[0]), server[1]
-    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+    return host_port(server[0], server[1])
 
 
 def _same_endpoint(a: tuple[object, ...], b: tuple[object, ...]) -> bool:

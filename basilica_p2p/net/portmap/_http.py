@@ -16,6 +16,7 @@ from ._common import (
     Deadline,
     PortmapError,
 )
+from ..hostport import host_port
 
 
 def check_url(url: str, host: str | None = None) -> str:
@@ -115,7 +116,7 @@ async def http_request(url: str, d: Deadline, *, cap: int, method: str = "GET", 
     bytes of body, within the deadline."""
     parts = urlsplit(check_url(url))
     host, port = str(parts.hostname), parts.port or 80
-    hostport = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+    hostport = host_port(host, port)
     target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
     head = "".join(f"{k}: {v}\r\n" for k, v in (("Host", hostport), ("Connection", "close"),
                                                 ("User-Agent", DESCRIPTION), *headers,
