@@ -70,9 +70,6 @@ def _games(count: int, seed: str) -> Iterator[tuple[str, Options, str, bool, int
 
 
 def generate(folder: Path, count: int, seed: str) -> None:
-    from basilica_p2p.bots import BotFailed
-    from basilica_p2p.match import _Checked, resign_in_replay
-
     folder.mkdir(parents=True, exist_ok=True)
     manifest = default_manifest()
     made = 0
@@ -87,15 +84,13 @@ def generate(folder: Path, count: int, seed: str) -> None:
         clocked = scheme == SCHEMES[0] and not failing and fail_at % 4 == 0
         ticks = random.Random(_derived(seed, name, "time"))
         clock_now = iter(float(t) for t in _accumulate(ticks))
-        try:
-            play_recorded(path, manifest, options, PLAYERS, (_Checked(bots[0]), _Checked(bots[1])),
-                          nonces=(_derived(seed, name, "n1"), _derived(seed, name, "n2")),
-                          game_id=_derived(seed, name, "game"),
-                          salts=lambda: _derived(seed, name, "salt", next(salt)), shuffle=scheme,
-                          deal_secrets=None if clocked else (_derived(seed, name, "s1"), _derived(seed, name, "s2")),
-                          clock=TimeControl(1, 0) if clocked else None, now=lambda: next(clock_now))
-        except BotFailed as e:
-            resign_in_replay(path, manifest, PLAYERS, e)
+        # A bot that fails resigns, signed by its side (agent.BotAgent): the replay ends with it.
+        play_recorded(path, manifest, options, PLAYERS, (bots[0], bots[1]),
+                      nonces=(_derived(seed, name, "n1"), _derived(seed, name, "n2")),
+                      game_id=_derived(seed, name, "game"),
+                      salts=lambda: _derived(seed, name, "salt", next(salt)), shuffle=scheme,
+                      deal_secrets=None if clocked else (_derived(seed, name, "s1"), _derived(seed, name, "s2")),
+                      clock=TimeControl(1, 0) if clocked else None, now=lambda: next(clock_now))
         made += 1 + _tamper(path, random.Random(_derived(seed, name, "tamper")))
         print(f"\r{made} files", end="", file=sys.stderr)
     print(file=sys.stderr)
