@@ -165,10 +165,9 @@ class _Setup:
     specs: dict[int, TileSpec] = field(default_factory=dict)
     crown_spaces: frozenset[int] = frozenset()
     ranks: tuple[int, ...] = ()
-    # observe()'s faces of every tile, (vault faces, order faces) by tile id, set at its first call
+    # observe()'s faces of every tile, (vault face, order face) by tile id, set at its first call
     # in a seeded game: one shared object per face (per manifest), and no per-call construction.
-    faces: tuple[dict[int, Any], dict[int, Any]] | None = None
-    face_lookups: tuple[Callable[[Any], Any], Callable[[Any], Any]] | None = None  # their __getitem__s
+    face_lookups: tuple[Callable[[Any], Any], Callable[[Any], Any]] | None = None
     hidden: bool = False  # Game.new_hidden: the slots hold positions, not tile ids
     # A hidden game's canonical slot of each (position, what is known of it): hashed at every
     # acknowledgement, and a fact once learnt never changes, so each slot is built once.  The

@@ -168,24 +168,20 @@ def _face_lookups(g: Game) -> tuple[Callable[[Any], VaultFace], Callable[[Any], 
         return (lambda t: _vault_face(g, t)), (lambda t: _order_face(g, t))
     lookups = g.setup.face_lookups
     if lookups is None:
-        faces = g.setup.faces
+        # A seeded game's tiles are known from the start, and a face depends on its box alone:
+        # both faces of each tile are built once per manifest and shared by every game of it
+        # (observe() is then a few dict lookups per tile, and the environments' encoder, which
+        # knows faces by identity, stays warm from one game to the next).
+        m = g.manifest
+        faces = _FACE_TABLES.get(m.hash)
         if faces is None:
-            # A seeded game's tiles are known from the start, and a face depends on its box alone:
-            # both faces of each tile are built once per manifest and shared by every game of it
-            # (observe() is then a few dict lookups per tile, and the environments' encoder, which
-            # knows faces by identity, stays warm from one game to the next).
-            m = g.manifest
-            faces = _FACE_TABLES.get(m.hash)
-            if faces is None:
-                shown = m.order_faces_show_crown
-                specs = m.spec_table()
-                faces = ({t: VaultFace(s.id, s.colors, s.crown) for t, s in specs.items()},
-                         {t: OrderFace(s.order, s.colors, s.paid, s.crown if shown else None)
-                          for t, s in specs.items()})
-                if len(_FACE_TABLES) >= 16:  # a bound for programs that make many manifests
-                    _FACE_TABLES.clear()
-                _FACE_TABLES[m.hash] = faces
-            g.setup.faces = faces
+            shown = m.order_faces_show_crown
+            specs = m.spec_table()
+            faces = ({t: VaultFace(s.id, s.colors, s.crown) for t, s in specs.items()},
+                     {t: OrderFace(s.order, s.colors, s.paid, s.crown if shown else None) for t, s in specs.items()})
+            if len(_FACE_TABLES) >= 16:  # a bound for programs that make many manifests
+                _FACE_TABLES.clear()
+            _FACE_TABLES[m.hash] = faces
         lookups = g.setup.face_lookups = (faces[0].__getitem__, faces[1].__getitem__)
     return lookups
 
